@@ -1,0 +1,3 @@
+from inaplanner.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,352 @@
+"""The native scenario and plan JSON of CONTRACTS.md: strict loading, canonical writing, atomic save.
+
+Loading checks the JSON Schema in ``inaplanner/schemas/`` first, then the model's own rules; any
+breach is one :class:`ValidationError` naming the file, the element and the cause, and nothing is
+returned half-built. Writing is canonical (sorted keys, every field explicit, defaults filled in, switch
+ports numbered), so the same scenario always gives the same bytes and ``scenario_sha256``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from inaplanner.errors import ValidationError
+from inaplanner.io.atomic import atomic_write_text
+from inaplanner.model import Host, Job, Link, Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
+
+SCENARIO_FORMAT = "inaplanner-scenario"
+PLAN_FORMAT = "inaplanner-plan"
+
+
+# ---- schema -------------------------------------------------------------------------------------
+
+
+@cache
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    text = resources.files("inaplanner.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
+    schema = json.loads(text)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def json_path(parts: Any) -> str:
+    """``['nodes', 3, 'pipelines']`` -> ``nodes[3].pipelines``."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(document)"
+
+
+def check_schema(doc: Any, name: str) -> None:
+    """Raise one ValidationError for the most relevant schema breach of ``doc``."""
+    errors = list(_validator(name).iter_errors(doc))
+    if not errors:
+        return
+    err = min(errors, key=lambda e: (-len(e.absolute_path), str(e.message)))
+    err = jsonschema.exceptions.best_match([err]) or err
+    msg = err.message
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed and not str(k).startswith("x-"))
+        msg = f"unknown key {extra[0]!r}" if extra else msg
+    raise ValidationError(msg, json_path(err.absolute_path))
+
+
+# ---- scenario <-> dict --------------------------------------------------------------------------
+
+_SWITCH_ONLY = ("tier", "programmable", "pipelines", "port_pipeline", "aggregation_capacity",
+                "aggregation_background", "aggregators", "target")
+
+
+def _extra(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k.startswith("x-")}
+
+
+def _pos(value: Any) -> tuple[float, float] | None:
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def number_ports(nodes: dict[str, bool], links: list[Link]) -> None:
+    """CONTRACTS.md: missing switch ports are numbered in link order with the lowest free number
+    (from 1) on that switch. ``nodes`` maps id -> is_switch. Edits ``links`` in place."""
+    used: dict[str, set[int]] = {}
+    for link in links:
+        for end, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if port is not None:
+                used.setdefault(end, set()).add(port)
+    nxt: dict[str, int] = {}
+    for link in links:
+        for attr, end in (("a_port", link.a), ("b_port", link.b)):
+            if getattr(link, attr) is None and nodes.get(end, False):
+                taken = used.setdefault(end, set())
+                n = nxt.get(end, 1)
+                while n in taken:
+                    n += 1
+                setattr(link, attr, n)
+                taken.add(n)
+                nxt[end] = n + 1
+
+
+def scenario_from_dict(doc: Any, source: str = "") -> Scenario:
+    """Build and validate a Scenario from a parsed native document."""
+    try:
+        check_schema(doc, "scenario")
+        nodes: list[Host | Switch] = []
+        for i, d in enumerate(doc["nodes"]):
+            if d["kind"] == "host":
+                bad = [k for k in _SWITCH_ONLY if k in d]
+                if bad:
+                    raise ValidationError(
+                        f"host {d['id']!r}: {bad[0]!r} applies only to switches", f"nodes[{i}].{bad[0]}"
+                    )
+                nodes.append(Host(d["id"], _pos(d.get("pos")), _extra(d)))
+            else:
+                pp = d.get("port_pipeline")
+                nodes.append(
+                    Switch(
+                        id=d["id"],
+                        tier=d.get("tier"),
+                        programmable=d.get("programmable", False),
+                        pipelines=d.get("pipelines", 1),
+                        port_pipeline=None if pp is None else {int(k): v for k, v in pp.items()},
+                        aggregation_capacity=_float_or_none(d.get("aggregation_capacity")),
+                        aggregation_background=float(d.get("aggregation_background", 0.0)),
+                        aggregators=d.get("aggregators"),
+                        target=d.get("target"),
+                        pos=_pos(d.get("pos")),
+                        extra=_extra(d),
+                    )
+                )
+        links = [
+            Link(
+                a=d["a"],
+                b=d["b"],
+                capacity=float(d["capacity"]),
+                a_port=d.get("a_port"),
+                b_port=d.get("b_port"),
+                background=tuple(float(x) for x in d.get("background", (0.0, 0.0))),  # type: ignore[arg-type]
+                extra=_extra(d),
+            )
+            for d in doc["links"]
+        ]
+        number_ports({n.id: isinstance(n, Switch) for n in nodes}, links)
+        jobs = [
+            Job(
+                id=d["id"],
+                workers=list(d["workers"]),
+                parameter_servers=list(d["parameter_servers"]),
+                model_mb=float(d.get("model_mb", 100.0)),
+                weight=float(d.get("weight", 1.0)),
+                layers=d.get("layers"),
+                comm_comp_ratio=_float_or_none(d.get("comm_comp_ratio")),
+                remaining_s=_float_or_none(d.get("remaining_s")),
+                extra=_extra(d),
+            )
+            for d in doc.get("jobs", [])
+        ]
+        sc = Scenario(doc.get("name", "scenario"), nodes, links, jobs, _extra(doc))
+        sc.validate()
+        return sc
+    except ValidationError as exc:
+        raise exc.with_source(source) if source else exc
+
+
+def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
+    """The canonical document: every field explicit, so equal scenarios give equal documents."""
+    nodes = []
+    for n in sc.nodes:
+        if isinstance(n, Switch):
+            d: dict[str, Any] = {
+                "id": n.id,
+                "kind": "switch",
+                "tier": n.tier,
+                "programmable": bool(n.programmable),
+                "pipelines": int(n.pipelines),
+                "port_pipeline": None
+                if n.port_pipeline is None
+                else {str(k): int(v) for k, v in sorted(n.port_pipeline.items())},
+                "aggregation_capacity": _float_or_none(n.aggregation_capacity),
+                "aggregation_background": float(n.aggregation_background),
+                "aggregators": n.aggregators,
+                "target": n.target,
+            }
+        else:
+            d = {"id": n.id, "kind": "host"}
+        if n.pos is not None:
+            d["pos"] = [float(n.pos[0]), float(n.pos[1])]
+        d.update(n.extra)
+        nodes.append(d)
+    links = []
+    for lk in sc.links:
+        d = {
+            "a": lk.a,
+            "b": lk.b,
+            "a_port": lk.a_port,
+            "b_port": lk.b_port,
+            "capacity": float(lk.capacity),
+            "background": [float(lk.background[0]), float(lk.background[1])],
+        }
+        d.update(lk.extra)
+        links.append(d)
+    jobs = []
+    for j in sc.jobs:
+        d = {
+            "id": j.id,
+            "workers": list(j.workers),
+            "parameter_servers": list(j.parameter_servers),
+            "model_mb": float(j.model_mb),
+            "weight": float(j.weight),
+            "layers": j.layers,
+            "comm_comp_ratio": _float_or_none(j.comm_comp_ratio),
+            "remaining_s": _float_or_none(j.remaining_s),
+        }
+        d.update(j.extra)
+        jobs.append(d)
+    doc: dict[str, Any] = {
+        "format": SCENARIO_FORMAT,
+        "version": 1,
+        "name": sc.name,
+        "nodes": nodes,
+        "links": links,
+        "jobs": jobs,
+    }
+    doc.update(sc.extra)
+    return doc
+
+
+def canonical_json(doc: Any) -> str:
+    """Sorted keys, no insignificant white space, UTF-8 text: the bytes the hash is taken of."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def scenario_sha256(sc: Scenario) -> str:
+    """sha256 (hex) of the scenario's canonical JSON (CONTRACTS.md, plan ``scenario_sha256``)."""
+    return hashlib.sha256(canonical_json(scenario_to_dict(sc)).encode("utf-8")).hexdigest()
+
+
+def dumps_pretty(doc: Any) -> str:
+    """The file form: canonical key order, indented for people and diffs."""
+    return json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# ---- plan <-> dict ------------------------------------------------------------------------------
+
+
+def plan_from_dict(doc: Any, source: str = "") -> Plan:
+    try:
+        check_schema(doc, "plan")
+        p = doc["planner"]
+        info = PlannerInfo(
+            name=p["name"],
+            params=dict(p.get("params", {})),
+            seed=p.get("seed"),
+            solver=p.get("solver"),
+            seconds=float(p.get("seconds", 0.0)),
+            status=p["status"],
+        )
+        tasks = []
+        for t in doc["tasks"]:
+            routes = [Route(r["worker"], list(r["path"]), list(r.get("merge_at", []))) for r in t["routes"]]
+            tasks.append(TaskPlan(t["job"], t["ps"], float(t["rate"]), routes))
+        bound = doc.get("bound")
+        return Plan(doc["scenario_sha256"], info, tasks, None if bound is None else float(bound), _extra(doc))
+    except ValidationError as exc:
+        raise exc.with_source(source) if source else exc
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    info = plan.planner
+    doc: dict[str, Any] = {
+        "format": PLAN_FORMAT,
+        "version": 1,
+        "scenario_sha256": plan.scenario_sha256,
+        "planner": {
+            "name": info.name,
+            "params": info.params,
+            "seed": info.seed,
+            "solver": info.solver,
+            "seconds": float(info.seconds),
+            "status": info.status,
+        },
+        "tasks": [
+            {
+                "job": t.job,
+                "ps": t.ps,
+                "rate": float(t.rate),
+                "routes": [{"worker": r.worker, "path": list(r.path), "merge_at": list(r.merge_at)} for r in t.routes],
+            }
+            for t in plan.tasks
+        ],
+    }
+    if plan.bound is not None:
+        doc["bound"] = float(plan.bound)
+    doc.update(plan.extra)
+    return doc
+
+
+# ---- files --------------------------------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file; a missing/unreadable file or bad JSON is one ValidationError."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise ValidationError("no such file", source=source) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"cannot read: {exc}", source=source) from None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise ValidationError(str(exc), source=source) from None
+        raise ValidationError(f"not valid JSON: {exc.msg}", f"line {exc.lineno} column {exc.colno}", source) from None
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    return scenario_from_dict(read_json(path), os.fspath(path))
+
+
+def save_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
+    sc.validate()
+    atomic_write_text(path, dumps_pretty(scenario_to_dict(sc)))
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    return plan_from_dict(read_json(path), os.fspath(path))
+
+
+def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
+    atomic_write_text(path, dumps_pretty(plan_to_dict(plan)))
+
+
+def loads_scenario(text: str, source: str = "<text>") -> Scenario:
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise ValidationError(str(exc), source=source) from None
+        raise ValidationError(f"not valid JSON: {exc.msg}", f"line {exc.lineno} column {exc.colno}", source) from None
+    return scenario_from_dict(doc, source)
+
+
+def copy_scenario(sc: Scenario) -> Scenario:
+    """A deep, independent copy (through the canonical document)."""
+    return scenario_from_dict(json.loads(canonical_json(scenario_to_dict(sc))))
