@@ -9,7 +9,12 @@ from inaplanner.evaluate.core import (
     is_up_down,
     objective_of,
 )
-from inaplanner.evaluate.maxmin import constraint_matrix, max_min_rates, progressive_filling, with_rates
+from inaplanner.evaluate.maxmin import (
+    constraint_matrix,
+    max_min_rates,
+    progressive_filling,
+    with_rates,
+)
 
 __all__ = [
     "MU",

@@ -159,7 +159,7 @@ def scenario_from_dict(doc: Any, source: str = "") -> Scenario:
         sc.validate()
         return sc
     except ValidationError as exc:
-        raise exc.with_source(source) if source else exc
+        raise (exc.with_source(source) if source else exc) from None
 
 
 def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
@@ -262,7 +262,7 @@ def plan_from_dict(doc: Any, source: str = "") -> Plan:
         bound = doc.get("bound")
         return Plan(doc["scenario_sha256"], info, tasks, None if bound is None else float(bound), _extra(doc))
     except ValidationError as exc:
-        raise exc.with_source(source) if source else exc
+        raise (exc.with_source(source) if source else exc) from None
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

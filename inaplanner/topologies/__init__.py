@@ -10,7 +10,12 @@ from inaplanner.topologies.builders import (
     leaf_spine,
 )
 from inaplanner.topologies.layout import auto_layout, force_layout, tiered_layout
-from inaplanner.topologies.marking import hosts_by_switch, leaf_switches, mark_programmable, place_jobs
+from inaplanner.topologies.marking import (
+    hosts_by_switch,
+    leaf_switches,
+    mark_programmable,
+    place_jobs,
+)
 
 __all__ = [
     "aro_fig1",

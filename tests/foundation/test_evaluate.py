@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inaplanner.evaluate import evaluate, is_up_down, max_min_rates, objective_of, progressive_filling, with_rates
+from inaplanner.evaluate import (
+    evaluate,
+    is_up_down,
+    max_min_rates,
+    objective_of,
+    progressive_filling,
+    with_rates,
+)
 from inaplanner.io.native import scenario_from_dict
 from inaplanner.model import Plan, PlannerInfo, Route, TaskPlan
 from inaplanner.topologies import aro_fig1, leaf_spine
