@@ -1,0 +1,504 @@
+"""An emulated P4Runtime target: a gRPC P4Runtime server in Python for tests and demos.
+
+It behaves like a real target (bmv2 ``simple_switch_grpc`` through PI) where a controller can
+tell the difference:
+
+* StreamChannel arbitration (P4Runtime spec section 5, PI's ``arbitration.md``): per role the
+  connected client with the highest election id is primary; every client is told the primary's
+  election id with status OK (primary), ALREADY_EXISTS (backup) or NOT_FOUND (no primary); a
+  duplicate election id ends the stream with INVALID_ARGUMENT and a wrong device id with
+  NOT_FOUND. When the primary goes away the next highest becomes primary and all are told.
+* Only the primary may Write or SetForwardingPipelineConfig (PERMISSION_DENIED otherwise).
+* SetForwardingPipelineConfig: VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT,
+  RECONCILE_AND_COMMIT (only for an unchanged P4Info); a committed new pipeline starts empty.
+* Every update is checked against the P4Info (:mod:`inaplanner.testbed.p4rt_validate`) and
+  answered per update (ALREADY_EXISTS, NOT_FOUND, INVALID_ARGUMENT, RESOURCE_EXHAUSTED ...) in
+  ``grpc-status-details-bin`` with OK entries for the updates that went through; only
+  CONTINUE_ON_ERROR atomicity is offered (UNIMPLEMENTED otherwise), as on bmv2.
+* Read with wildcards (all tables / one table / one entry, all groups, all counters / cells).
+* Counters as the P4Info declares them; :meth:`EmulatorHandle.set_port_rates` makes them grow.
+* Register access is UNIMPLEMENTED, as on bmv2.
+
+Use :func:`start_emulator` (port 0 picks a free port).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import dataclass, field
+
+import grpc
+from google.protobuf import text_format
+from google.rpc import code_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.errors import InaplannerError
+from inaplanner.testbed.p4rt_errors import DETAILS_KEY, build_write_status
+from inaplanner.testbed.p4rt_state import DeviceState, wire_field
+from inaplanner.testbed.p4rt_validate import EntityError
+
+#: Entities per ReadResponse message (a real server also splits long answers).
+READ_CHUNK = 1000
+
+_Pipe = p4runtime_pb2.SetForwardingPipelineConfigRequest
+_GetPipe = p4runtime_pb2.GetForwardingPipelineConfigRequest
+
+
+def _election(msg) -> int:
+    return (msg.high << 64) | msg.low
+
+
+def _set_election(target, value: int) -> None:
+    target.high = value >> 64
+    target.low = value & ((1 << 64) - 1)
+
+
+@dataclass(eq=False)
+class _Client:
+    """One open StreamChannel."""
+
+    out: queue.Queue = field(default_factory=queue.Queue)
+    role: str = ""
+    election_id: int | None = None
+    registered: bool = False
+
+
+FailPredicate = Callable[[p4runtime_pb2.Update], "bool | str"]
+
+
+class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """The servicer: one device. All state changes happen under ``self.lock``."""
+
+    def __init__(self, device_id: int, name: str, clock: Callable[[], float] = time.monotonic,
+                 seed: int = 0) -> None:
+        self.device_id = device_id
+        self.name = name
+        self.lock = threading.RLock()
+        self.state = DeviceState(clock=clock, seed=seed)
+        self.saved: tuple[p4runtime_pb2.ForwardingPipelineConfig, P4InfoIndex] | None = None
+        self.clients: list[_Client] = []
+        self.fail_predicate: FailPredicate | None = None
+        self.fail_code = code_pb2.INTERNAL
+        self.write_requests = 0
+
+    # -- arbitration -------------------------------------------------------------------------
+    def primary(self, role: str) -> _Client | None:
+        candidates = [c for c in self.clients
+                      if c.registered and c.role == role and c.election_id is not None]
+        return max(candidates, key=lambda c: c.election_id, default=None)
+
+    def _notify(self, client: _Client, primary: _Client | None) -> None:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        arb = msg.arbitration
+        arb.device_id = self.device_id
+        if client.role:
+            arb.role.name = client.role
+        if primary is not None:
+            _set_election(arb.election_id, primary.election_id)
+            if primary is client:
+                arb.status.code = code_pb2.OK
+                arb.status.message = "primary"
+            else:
+                arb.status.code = code_pb2.ALREADY_EXISTS
+                arb.status.message = "backup: another client is primary"
+        else:
+            arb.status.code = code_pb2.NOT_FOUND
+            arb.status.message = "no primary"
+        client.out.put(msg)
+
+    def _arbitrate(self, client: _Client, update: p4runtime_pb2.MasterArbitrationUpdate):
+        """Handle a MasterArbitrationUpdate; return (grpc code, message) to end the stream."""
+        if update.device_id != self.device_id:
+            code = grpc.StatusCode.FAILED_PRECONDITION if client.registered else \
+                grpc.StatusCode.NOT_FOUND
+            return code, f"device id {update.device_id} is not this device ({self.device_id})"
+        role = update.role.name
+        election = _election(update.election_id) if update.HasField("election_id") else None
+        with self.lock:
+            if election is not None:
+                for other in self.clients:
+                    if other is not client and other.registered and other.role == role \
+                            and other.election_id == election:
+                        return grpc.StatusCode.INVALID_ARGUMENT, \
+                            f"election id {election} is already used by another client"
+            old_role = client.role
+            before = {r: self.primary(r) for r in {role, old_role}}
+            client.role, client.election_id, client.registered = role, election, True
+            for r in {role, old_role}:
+                now = self.primary(r)
+                if now is not before[r]:
+                    for other in self.clients:
+                        if other.registered and other.role == r and other is not client:
+                            self._notify(other, now)
+            self._notify(client, self.primary(role))
+        return None
+
+    def _drop(self, client: _Client) -> None:
+        with self.lock:
+            if client not in self.clients:
+                return
+            role = client.role
+            was = self.primary(role)
+            self.clients.remove(client)
+            now = self.primary(role)
+            if client.registered and now is not was:
+                for other in self.clients:
+                    if other.registered and other.role == role:
+                        self._notify(other, now)
+
+    def _is_primary(self, role: str, has_election: bool, election_id: int) -> bool:
+        primary = self.primary(role)
+        return primary is not None and has_election and primary.election_id == election_id
+
+    # -- RPCs ----------------------------------------------------------------------------------
+    def StreamChannel(self, request_iterator, context):  # noqa: N802 (gRPC method name)
+        client = _Client()
+        with self.lock:
+            self.clients.append(client)
+        context.add_callback(lambda: client.out.put(None))
+
+        def reader() -> None:
+            try:
+                for req in request_iterator:
+                    if req.HasField("arbitration"):
+                        failure = self._arbitrate(client, req.arbitration)
+                        if failure is not None:
+                            client.out.put(failure)
+                            return
+                    # packet-out, digest acks and the rest have no effect on the emulator
+            except Exception:  # the client went away mid-stream
+                pass
+            finally:
+                client.out.put(None)
+
+        threading.Thread(target=reader, name=f"{self.name}-stream", daemon=True).start()
+        try:
+            while True:
+                item = client.out.get()
+                if item is None:
+                    return
+                if isinstance(item, tuple):
+                    context.abort(item[0], item[1])
+                yield item
+        finally:
+            self._drop(client)
+
+    def Capabilities(self, request, context):  # noqa: N802
+        try:
+            version = importlib.metadata.version("p4runtime")
+        except importlib.metadata.PackageNotFoundError:
+            version = "1.4.1"
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=version)
+
+    def _check_device(self, device_id: int, context) -> None:
+        if device_id != self.device_id:
+            context.abort(grpc.StatusCode.NOT_FOUND,
+                          f"device id {device_id} is not this device ({self.device_id})")
+
+    def SetForwardingPipelineConfig(self, request, context):  # noqa: N802
+        self._check_device(request.device_id, context)
+        with self.lock:
+            if not self._is_primary(request.role, request.HasField("election_id"),
+                                    _election(request.election_id)):
+                context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                              "only the primary client may set the pipeline config")
+            action = request.action
+            if action == _Pipe.COMMIT:
+                if self.saved is None:
+                    context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                  "COMMIT without a config saved by VERIFY_AND_SAVE")
+                config, index = self.saved
+                self.saved = None
+                self.state.commit(config, index)
+                return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+            if action == _Pipe.UNSPECIFIED:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is unspecified")
+            index = self._verify(request.config, context)
+            if action == _Pipe.VERIFY_AND_SAVE:
+                self.saved = (p4runtime_pb2.ForwardingPipelineConfig(), index)
+                self.saved[0].CopyFrom(request.config)
+            elif action == _Pipe.VERIFY_AND_COMMIT:
+                config = p4runtime_pb2.ForwardingPipelineConfig()
+                config.CopyFrom(request.config)
+                self.state.commit(config, index)
+            elif action == _Pipe.RECONCILE_AND_COMMIT:
+                current = self.state.config
+                if current is not None and current.p4info != request.config.p4info:
+                    context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                                  "RECONCILE_AND_COMMIT with a different P4Info is not supported")
+                config = p4runtime_pb2.ForwardingPipelineConfig()
+                config.CopyFrom(request.config)
+                self.state.commit(config, index, keep_state=current is not None)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    @staticmethod
+    def _verify(config: p4runtime_pb2.ForwardingPipelineConfig, context) -> P4InfoIndex:
+        if not config.HasField("p4info") or not len(config.p4info.tables):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the config has no P4Info tables")
+        if not config.p4_device_config:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the device config is empty")
+        try:
+            return P4InfoIndex(config.p4info)
+        except InaplannerError as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise AssertionError("unreachable")
+
+    def GetForwardingPipelineConfig(self, request, context):  # noqa: N802
+        self._check_device(request.device_id, context)
+        with self.lock:
+            reply = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+            current = self.state.config
+            if current is None:
+                return reply
+            kind = request.response_type
+            if current.HasField("cookie"):
+                reply.config.cookie.CopyFrom(current.cookie)
+            if kind in (_GetPipe.ALL, _GetPipe.P4INFO_AND_COOKIE):
+                reply.config.p4info.CopyFrom(current.p4info)
+            if kind in (_GetPipe.ALL, _GetPipe.DEVICE_CONFIG_AND_COOKIE):
+                reply.config.p4_device_config = current.p4_device_config
+            return reply
+
+    def Write(self, request, context):  # noqa: N802
+        self._check_device(request.device_id, context)
+        with self.lock:
+            self.write_requests += 1
+            if not self._is_primary(request.role, request.HasField("election_id"),
+                                    _election(request.election_id)):
+                context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                              "write from a client that is not the primary")
+            if self.state.p4info is None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline config is set")
+            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                              "only CONTINUE_ON_ERROR atomicity is supported")
+            results: list[tuple[int, str]] = []
+            for update in request.updates:
+                try:
+                    self._injected_failure(update)
+                    self.state.apply(update)
+                    results.append((code_pb2.OK, ""))
+                except EntityError as exc:
+                    results.append((exc.code, exc.message))
+        if all(code == code_pb2.OK for code, _ in results):
+            return p4runtime_pb2.WriteResponse()
+        status = build_write_status(results)
+        context.set_trailing_metadata(((DETAILS_KEY, status.SerializeToString()),))
+        context.set_code(grpc.StatusCode.UNKNOWN)
+        context.set_details(status.message)
+        return p4runtime_pb2.WriteResponse()
+
+    def _injected_failure(self, update: p4runtime_pb2.Update) -> None:
+        if self.fail_predicate is None:
+            return
+        verdict = self.fail_predicate(update)
+        if verdict:
+            message = verdict if isinstance(verdict, str) else f"{self.name}: injected failure"
+            raise EntityError(self.fail_code, message)
+
+    def Read(self, request, context):  # noqa: N802
+        """Yields ReadResponse messages already serialized (see :func:`add_to_server`)."""
+        self._check_device(request.device_id, context)
+        with self.lock:
+            if self.state.p4info is None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline config is set")
+            found: list[bytes] = []
+            try:
+                for entity in request.entities:
+                    found.extend(self._read_one(entity))
+            except EntityError as exc:
+                context.abort(_grpc_code(exc.code), exc.message)
+        for start in range(0, len(found), READ_CHUNK):
+            yield b"".join(wire_field(1, e) for e in found[start:start + READ_CHUNK])
+
+    def _read_one(self, entity: p4runtime_pb2.Entity) -> list[bytes]:
+        """Serialized Entity messages answering one read entity."""
+        kind = entity.WhichOneof("entity")
+        st = self.state
+        if kind == "table_entry":
+            return [st.entity_bytes(e) for e in st.table_entries(entity.table_entry)]
+        if kind == "packet_replication_engine_entry":
+            pre = entity.packet_replication_engine_entry
+            if pre.WhichOneof("type") == "clone_session_entry":
+                raise EntityError(code_pb2.UNIMPLEMENTED, "clone sessions are not supported")
+            return [wire_field(9, wire_field(1, g.SerializeToString()))
+                    for g in st.group_entries(pre.multicast_group_entry)]
+        if kind == "counter_entry":
+            return [wire_field(7, c.SerializeToString())
+                    for c in st.counter_entries(entity.counter_entry)]
+        if kind == "register_entry":
+            raise EntityError(code_pb2.UNIMPLEMENTED,
+                              "register reads are not implemented (as in bmv2's P4Runtime server)")
+        raise EntityError(code_pb2.UNIMPLEMENTED, f"reading {kind} is not supported")
+
+
+def add_to_server(servicer: P4RuntimeEmulator, server: grpc.Server) -> None:
+    """Register the P4Runtime service; Read answers are sent as the bytes the servicer made."""
+    pb = p4runtime_pb2
+    handlers = {
+        "Write": grpc.unary_unary_rpc_method_handler(
+            servicer.Write, pb.WriteRequest.FromString, pb.WriteResponse.SerializeToString),
+        "Read": grpc.unary_stream_rpc_method_handler(
+            servicer.Read, pb.ReadRequest.FromString, None),
+        "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
+            servicer.SetForwardingPipelineConfig, pb.SetForwardingPipelineConfigRequest.FromString,
+            pb.SetForwardingPipelineConfigResponse.SerializeToString),
+        "GetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
+            servicer.GetForwardingPipelineConfig, pb.GetForwardingPipelineConfigRequest.FromString,
+            pb.GetForwardingPipelineConfigResponse.SerializeToString),
+        "StreamChannel": grpc.stream_stream_rpc_method_handler(
+            servicer.StreamChannel, pb.StreamMessageRequest.FromString,
+            pb.StreamMessageResponse.SerializeToString),
+        "Capabilities": grpc.unary_unary_rpc_method_handler(
+            servicer.Capabilities, pb.CapabilitiesRequest.FromString,
+            pb.CapabilitiesResponse.SerializeToString),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("p4.v1.P4Runtime",
+                                                                          handlers),))
+
+
+def _grpc_code(code: int) -> grpc.StatusCode:
+    for sc in grpc.StatusCode:
+        if sc.value[0] == code:
+            return sc
+    return grpc.StatusCode.UNKNOWN
+
+
+@dataclass(frozen=True)
+class EmulatorState:
+    """A snapshot of what the emulated switch holds (copies; safe to keep)."""
+
+    pipeline_set: bool
+    p4info: object | None  # p4.config.v1.P4Info
+    device_config: bytes
+    table_entries: list[p4runtime_pb2.TableEntry]
+    default_entries: list[p4runtime_pb2.TableEntry]
+    multicast_groups: list[p4runtime_pb2.MulticastGroupEntry]
+    primary_election_id: int | None
+    clients: int
+    write_requests: int
+
+    def entries_text(self) -> list[str]:
+        """Each table entry as one-line text, sorted: handy for equality in tests."""
+        return sorted(text_format.MessageToString(e, as_one_line=True)
+                      for e in self.table_entries + self.default_entries)
+
+
+class EmulatorHandle:
+    """A running emulated switch. Stop it with :meth:`stop` (or use it as a context manager)."""
+
+    def __init__(self, server: grpc.Server, servicer: P4RuntimeEmulator, host: str,
+                 port: int) -> None:
+        self._server = server
+        self.servicer = servicer
+        self.host = host
+        self.port = port
+        self.address = f"{host}:{port}"
+        self.device_id = servicer.device_id
+        self.name = servicer.name
+
+    def stop(self, grace: float | None = 0.2) -> None:
+        with self.servicer.lock:
+            for client in self.servicer.clients:
+                client.out.put(None)
+        self._server.stop(grace).wait()
+
+    def __enter__(self) -> EmulatorHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def state(self) -> EmulatorState:
+        s = self.servicer
+        with s.lock:
+            st = s.state
+
+            def copy(msg):
+                c = type(msg)()
+                c.CopyFrom(msg)
+                return c
+
+            entries = [copy(e) for tid in sorted(st.tables) for e in st.tables[tid].values()]
+            defaults = [copy(st.defaults[t]) for t in sorted(st.defaults)]
+            groups = [copy(st.groups[g]) for g in sorted(st.groups)]
+            primary = s.primary("")
+            return EmulatorState(
+                pipeline_set=st.config is not None,
+                p4info=copy(st.config.p4info) if st.config is not None else None,
+                device_config=st.config.p4_device_config if st.config is not None else b"",
+                table_entries=entries,
+                default_entries=defaults,
+                multicast_groups=groups,
+                primary_election_id=primary.election_id if primary else None,
+                clients=len(s.clients),
+                write_requests=s.write_requests,
+            )
+
+    def fail_on(self, predicate: FailPredicate | None, code: int = code_pb2.INTERNAL) -> None:
+        """Make the target reject every update for which ``predicate(update)`` is true.
+
+        The update gets ``code`` (a google.rpc.Code; INTERNAL by default, what a driver failure
+        looks like) and, when the predicate returns a string, that string as message. ``None``
+        removes the rule.
+        """
+        with self.servicer.lock:
+            self.servicer.fail_predicate = predicate
+            self.servicer.fail_code = code
+
+    def set_port_rates(self, rates: dict[int, tuple[float, float]], noise: float = 0.0,
+                       counters: list[str] | None = None) -> None:
+        """Let counter cells grow: ``rates[port] = (bytes_per_s, packets_per_s)``.
+
+        ``counters`` names the counters to drive (fully qualified or alias); None drives every
+        indirect counter of the pipeline (the INA program's per-port ingress and egress
+        counters). ``noise`` in [0, 1) scales each increment by a uniform factor in
+        [1 - noise, 1 + noise], so counters stay monotonic. Ports not given stop growing.
+        """
+        if not 0.0 <= noise < 1.0:
+            raise ValueError("noise must be in [0, 1)")
+        s = self.servicer
+        with s.lock:
+            index = s.state.p4info
+            if index is None:
+                raise InaplannerError(f"{self.name}: no pipeline is set, so it has no counters")
+            ids = sorted(index.counters) if counters is None else \
+                [index.id_of("counter", n) for n in counters]
+            s.state.set_rates(ids, rates, noise)
+
+    def counter(self, name: str, index: int) -> tuple[int, int]:
+        """(bytes, packets) of one counter cell, as a Read would return them now."""
+        s = self.servicer
+        with s.lock:
+            if s.state.p4info is None:
+                raise InaplannerError(f"{self.name}: no pipeline is set")
+            req = p4runtime_pb2.CounterEntry(counter_id=s.state.p4info.id_of("counter", name))
+            req.index.index = index
+            cell = s.state.counter_entries(req)[0]
+            return cell.data.byte_count, cell.data.packet_count
+
+
+def start_emulator(host: str = "127.0.0.1", port: int = 0, device_id: int = 1, name: str = "sw",
+                   clock: Callable[[], float] = time.monotonic, seed: int = 0,
+                   max_workers: int = 32) -> EmulatorHandle:
+    """Start an emulated P4Runtime switch; ``port=0`` binds a free port (see ``.port``)."""
+    servicer = P4RuntimeEmulator(device_id, name, clock=clock, seed=seed)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
+                                                    thread_name_prefix=f"p4rt-{name}"),
+                         options=[("grpc.so_reuseport", 0),
+                                  ("grpc.max_receive_message_length", 256 << 20),
+                                  ("grpc.max_send_message_length", 256 << 20)])
+    add_to_server(servicer, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise InaplannerError(f"emulated switch {name}: cannot listen on {host}:{port}")
+    server.start()
+    return EmulatorHandle(server, servicer, host, bound)
+
