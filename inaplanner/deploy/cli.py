@@ -1,0 +1,219 @@
+"""``inaplanner deploy`` and ``inaplanner testbed emulate``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from inaplanner.errors import InaplannerError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    d = subparsers.add_parser(
+        "deploy",
+        help="install a plan on a testbed: build over SSH, P4Runtime install, verify, rollback",
+        description="Deploy PLAN onto the switches and workers listed in the testbed file: build "
+        "the P4 program on each switch's build host over SSH, check its P4Info against the "
+        "contract, push the pipeline, write only the entries that differ, read them back; push "
+        "each worker's configuration. Any failure rolls every switch back to what it had. "
+        "Unknown SSH host keys are refused: add them with 'inaplanner testbed trust'.",
+    )
+    d.add_argument("plan", metavar="PLAN", help="plan file (JSON)")
+    d.add_argument("--testbed", "-t", required=True, metavar="TOML", help="testbed.toml")
+    d.add_argument("--scenario", "-s", metavar="S",
+                   help="scenario file (default: the one the plan names or whose hash it carries, "
+                   "in the plan's folder)")
+    d.add_argument("--dry-run", action="store_true",
+                   help="show what would change on each switch; change nothing")
+    d.add_argument("--log", metavar="FILE", help="append a detailed log to FILE")
+    d.add_argument("--batch", type=int, default=500, metavar="N", help="updates per WriteRequest")
+    d.add_argument("--parallel", type=int, default=8, metavar="N", help="switches at once")
+    d.add_argument("--quiet", "-q", action="store_true", help="print only the final report")
+    d.set_defaults(func=run_deploy)
+
+    en = subparsers.add_parser(
+        "entries",
+        help="print the table entries, multicast groups and worker configs a plan needs",
+        description="Show what 'deploy' would install for PLAN: per switch its P4Runtime "
+        "entities (by name), per worker its configuration. With --testbed, front-panel ports "
+        "and the switch list come from the testbed file.",
+    )
+    en.add_argument("plan", metavar="PLAN")
+    en.add_argument("--scenario", "-s", metavar="S", help="scenario file (as for deploy)")
+    en.add_argument("--testbed", "-t", metavar="TOML", help="testbed.toml (optional)")
+    en.add_argument("--json", action="store_true", help="JSON instead of text")
+    en.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    en.set_defaults(func=run_entries)
+
+    tb = subparsers.add_parser("testbed", help="testbed helpers: emulate switches, trust host keys")
+    tsub = tb.add_subparsers(dest="testbed_command", metavar="COMMAND", required=True)
+    em = tsub.add_parser(
+        "emulate",
+        help="run emulated P4Runtime switches for a scenario and write the matching testbed.toml",
+        description="Start one emulated P4Runtime switch per programmable switch of SCENARIO on "
+        "127.0.0.1 and write a testbed file for them (worker configurations go to workers/ "
+        "beside it). Runs until Ctrl-C.",
+    )
+    em.add_argument("scenario", metavar="SCENARIO")
+    em.add_argument("-o", "--output", default="testbed.toml", metavar="TOML")
+    em.add_argument("--base-port", type=int, default=0, metavar="PORT",
+                    help="first listening port (default: free ports)")
+    em.set_defaults(func=run_emulate)
+
+    tr = tsub.add_parser(
+        "trust",
+        help="record a build host's or worker's SSH host key in the project's known_hosts",
+        description="Fetch the SSH host key of each switch build host and worker host in the "
+        "testbed file that is not yet known, show its fingerprint and, after you confirm (or "
+        "with --yes), record it in the known_hosts file named by the testbed file.",
+    )
+    tr.add_argument("testbed", metavar="TOML")
+    tr.add_argument("--yes", action="store_true", help="accept every shown key without asking")
+    tr.set_defaults(func=run_trust)
+
+
+def _load_inputs(args: argparse.Namespace, need_testbed: bool = True):
+    from inaplanner.io.formats import load_any
+    from inaplanner.io.native import load_plan, scenario_sha256
+    from inaplanner.report.scenario_lookup import find_scenario
+    from inaplanner.testbed.inventory import load_inventory
+
+    plan = load_plan(args.plan)
+    if args.scenario:
+        scenario = load_any(args.scenario)
+    else:
+        scenario = find_scenario(plan, args.plan)
+        if scenario is None:
+            raise InaplannerError(
+                f"{args.plan}: cannot tell which scenario this plan is for (no 'x-scenario' key "
+                "and no scenario with its scenario_sha256 beside it); give --scenario FILE")
+    if scenario_sha256(scenario) != plan.scenario_sha256:
+        raise InaplannerError(
+            f"{args.plan}: the plan was made for another scenario (scenario_sha256 differs); "
+            "refusing to deploy it")
+    inventory = load_inventory(args.testbed) if (need_testbed or args.testbed) else None
+    return scenario, plan, inventory
+
+
+def run_deploy(args: argparse.Namespace) -> int:
+    from inaplanner.deploy.deployer import DeployOptions, Progress, deploy
+
+    scenario, plan, inventory = _load_inputs(args)
+    cancel = threading.Event()
+
+    def progress(p: Progress) -> None:
+        if args.quiet or p.state == "progress":
+            return
+        if p.state == "output":
+            print(f"  [{p.node}] | {p.message}", file=sys.stderr)
+        else:
+            print(f"[{p.node}] {p.step}: {p.state}" + (f" — {p.message}" if p.message else ""),
+                  file=sys.stderr)
+
+    options = DeployOptions(dry_run=args.dry_run, batch_size=max(1, args.batch),
+                            parallel=max(1, args.parallel),
+                            log_path=Path(args.log) if args.log else None)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum, frame) -> None:  # first Ctrl-C: cancel and roll back; second: abort
+        if cancel.is_set():
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        print("inaplanner: cancelling (rolling back); Ctrl-C again to abort", file=sys.stderr)
+        cancel.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, on_sigint)
+    try:
+        report = deploy(scenario, plan, inventory, options, progress=progress, cancel=cancel)
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, previous)
+    print(report.text(details=args.dry_run))
+    return 0 if report.ok else 1
+
+
+def run_entries(args: argparse.Namespace) -> int:
+    from inaplanner.dataplane.entries import build_entities
+    from inaplanner.io.atomic import atomic_write_text
+    from inaplanner.testbed.inventory import check_against_scenario
+
+    scenario, plan, inventory = _load_inputs(args, need_testbed=False)
+    if inventory is not None:
+        check_against_scenario(inventory, scenario)
+    spec = build_entities(scenario, plan, inventory)
+    text = spec.to_json() if args.json else spec.to_text()
+    if args.output:
+        atomic_write_text(args.output, text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def run_emulate(args: argparse.Namespace) -> int:
+    from inaplanner.deploy.emulated import start_emulated_testbed
+    from inaplanner.io.formats import load_any
+
+    scenario = load_any(args.scenario)
+    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port)
+    try:
+        for sid, h in tb.handles.items():
+            print(f"switch {sid}: P4Runtime on {h.address} (device id {h.device_id})")
+        print(f"wrote {args.output}; deploy with: inaplanner deploy PLAN --testbed {args.output}")
+        print("running; Ctrl-C to stop", flush=True)
+        stop = threading.Event()
+        while not stop.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        print("stopping", file=sys.stderr)
+    finally:
+        tb.stop()
+    return 0
+
+
+def run_trust(args: argparse.Namespace) -> int:
+    from inaplanner.deploy import ssh
+    from inaplanner.testbed.inventory import load_inventory
+
+    inv = load_inventory(args.testbed)
+    if inv.known_hosts is None:
+        raise InaplannerError(f"{args.testbed}: no known_hosts file is named")
+    targets = [sw.ssh for sw in inv.switches.values() if sw.ssh is not None]
+    targets += [h.ssh for h in inv.hosts.values() if h.ssh is not None]
+    config = ssh.load_ssh_config()
+    done: set[str] = set()
+    recorded = 0
+    for target in targets:
+        rt = ssh.resolve_target(target, config)
+        if rt.known_hosts_name in done:
+            continue
+        done.add(rt.known_hosts_name)
+        try:
+            with ssh.connect(rt, config=config):
+                print(f"{rt.label}: {rt.known_hosts_name} already known")
+                continue
+        except ssh.HostKeyUnknown:
+            pass
+        except ssh.AuthFailed:
+            print(f"{rt.label}: {rt.known_hosts_name} host key already known (login refused: "
+                  "check the key file)")
+            continue
+        except ssh.SSHError as exc:
+            print(f"{exc}", file=sys.stderr)
+            continue
+        info = ssh.scan_host_key(rt, config)
+        print(f"{rt.label}: {info.name} offers {info.key_type} key {info.fingerprint}")
+        if not args.yes:
+            answer = input("  trust this key and record it? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("  not recorded")
+                continue
+        ssh.record_host_key(inv.known_hosts, info)
+        recorded += 1
+        print(f"  recorded in {inv.known_hosts}")
+    print(f"{recorded} key(s) recorded")
+    return 0

@@ -1,0 +1,355 @@
+"""One P4Runtime session per switch (P4Runtime spec 1.x), over p4runtime-shell's ``P4RuntimeClient``.
+
+p4runtime-shell keeps one connection in module globals and calls ``sys.exit`` when setup fails, so
+this module never touches ``p4runtime_sh.shell``: each switch gets its own client object (a small
+subclass whose handshake reports failure with an exception and remembers whether we became
+primary). Batches are ``WriteRequest`` messages built here, and failed batches are decoded from
+``grpc-status-details-bin`` by :func:`inaplanner.testbed.p4rt_errors.parse_write_error` (p4runtime-
+shell's iterator loops forever on the OK-before-failure shape that bmv2/PI and Stratum return).
+
+Read-only uses (dry runs) do not open a stream at all: Read and GetForwardingPipelineConfig need
+no arbitration, so a dry run never disturbs the controller that is primary.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf import text_format
+from google.rpc import code_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4runtime_sh.p4runtime import P4RuntimeClient
+
+from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.errors import Cancelled, InaplannerError
+from inaplanner.testbed.inventory import split_address
+from inaplanner.testbed.p4rt_errors import parse_write_error
+
+DEFAULT_BATCH = 500
+DEFAULT_RPC_TIMEOUT = 30.0
+GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", 256 << 20),
+    ("grpc.max_send_message_length", 256 << 20),
+]
+
+_Pipe = p4runtime_pb2.SetForwardingPipelineConfigRequest
+_GetPipe = p4runtime_pb2.GetForwardingPipelineConfigRequest
+UPDATE_NAMES = {p4runtime_pb2.Update.INSERT: "insert", p4runtime_pb2.Update.MODIFY: "modify",
+                p4runtime_pb2.Update.DELETE: "delete"}
+
+
+class P4RTError(InaplannerError):
+    """A failed P4Runtime step; the message names the switch and the cause."""
+
+
+class P4RTConnectionRefused(P4RTError):
+    pass
+
+
+class NotPrimary(P4RTError):
+    pass
+
+
+class EntityRejected(P4RTError):
+    """The target refused one update of a batch. ``applied`` updates before/around it went in."""
+
+    def __init__(self, label: str, index: int, update_type: str, code: str, message: str,
+                 entity: str, applied: int) -> None:
+        self.index = index
+        self.update_type = update_type
+        self.code = code
+        self.target_message = message
+        self.entity = entity
+        self.applied = applied
+        super().__init__(f"{label}: the target rejected update #{index} ({update_type} {entity}): "
+                         f"{code}: {message}")
+
+
+def _grpc_detail(exc: grpc.RpcError) -> str:
+    code = exc.code() if hasattr(exc, "code") else None
+    name = code.name if code is not None else "ERROR"
+    return f"{name}: {exc.details() if hasattr(exc, 'details') else exc}"
+
+
+def probe_tcp(address: str, label: str, timeout: float) -> None:
+    """A plain TCP connect first, so "connection refused" is told apart from protocol errors."""
+    try:
+        host, port = split_address(address)
+    except ValueError as exc:
+        raise P4RTError(f"{label}: bad P4Runtime address: {exc}") from None
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except ConnectionRefusedError:
+        raise P4RTConnectionRefused(
+            f"{label}: connection refused by P4Runtime server {address} (is the switch agent "
+            "running?)"
+        ) from None
+    except OSError as exc:
+        raise P4RTError(f"{label}: cannot reach P4Runtime server {address}: "
+                        f"{exc.strerror or exc}") from None
+
+
+class _Client(P4RuntimeClient):
+    """p4runtime-shell's client with a handshake that raises instead of calling ``sys.exit``."""
+
+    handshake_timeout = 5.0
+
+    def handshake(self) -> None:  # called by P4RuntimeClient.__init__
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.arbitration.device_id = self.device_id
+        req.arbitration.election_id.high = self.election_id[0]
+        req.arbitration.election_id.low = self.election_id[1]
+        if self.role_name is not None:
+            req.arbitration.role.name = self.role_name
+        self.stream_out_q.put(req)
+        rep = self.get_stream_packet("arbitration", timeout=self.handshake_timeout)
+        if rep is None:
+            detail = ""
+            try:
+                if self.stream.done():
+                    detail = _grpc_detail(self.stream)
+            except Exception:  # noqa: BLE001 - best effort detail only
+                detail = ""
+            self.tear_down()
+            raise P4RTError("no arbitration answer" + (f" ({detail})" if detail else ""))
+        self.arbitration_status = rep.arbitration.status
+        self.is_primary = rep.arbitration.status.code == code_pb2.OK
+
+
+@dataclass
+class WriteStats:
+    updates: int = 0
+    batches: int = 0
+
+
+class P4RTSession:
+    """A P4Runtime connection to one device. ``primary=True`` opens the stream and requires us to
+    become primary (needed for Write and SetForwardingPipelineConfig); ``primary=False`` is a
+    read-only channel with no arbitration."""
+
+    def __init__(self, address: str, device_id: int, election_id: tuple[int, int] = (0, 1),
+                 label: str = "", primary: bool = True, timeout: float = DEFAULT_RPC_TIMEOUT,
+                 connect_timeout: float = 5.0) -> None:
+        self.address = address
+        self.device_id = device_id
+        self.election_id = election_id
+        self.label = label or address
+        self.timeout = timeout
+        self.client: _Client | None = None
+        self._channel: grpc.Channel | None = None
+        probe_tcp(address, self.label, connect_timeout)
+        if primary:
+            try:
+                self.client = _Client(device_id, address, list(election_id))
+            except P4RTError as exc:
+                raise P4RTError(f"{self.label}: P4Runtime session with {address} (device "
+                                f"{device_id}) failed: {exc}") from None
+            except SystemExit:  # p4runtime-shell's own failure paths
+                raise P4RTError(f"{self.label}: P4Runtime session with {address} failed") from None
+            if not self.client.is_primary:
+                status = self.client.arbitration_status
+                self.close()
+                raise NotPrimary(
+                    f"{self.label}: could not become primary on {address} (device {device_id}) "
+                    f"with election id {list(election_id)}: {code_pb2.Code.Name(status.code)} "
+                    f"{status.message}; another controller holds a higher election id"
+                )
+            self.stub = self.client.stub
+        else:
+            self._channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)
+            self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
+
+    def __enter__(self) -> P4RTSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.client.tear_down()
+            except Exception:  # noqa: BLE001 - closing must not raise
+                pass
+            self.client = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+
+    def _fail(self, what: str, exc: grpc.RpcError) -> P4RTError:
+        return P4RTError(f"{self.label}: {what} failed: {_grpc_detail(exc)}")
+
+    # ---- pipeline ------------------------------------------------------------------------------
+
+    def get_pipeline(self, with_device_config: bool = True
+                     ) -> p4runtime_pb2.ForwardingPipelineConfig | None:
+        """The running pipeline config (P4Info, cookie and, by default, device config), or None
+        when the device has none."""
+        kind = _GetPipe.ALL if with_device_config else _GetPipe.P4INFO_AND_COOKIE
+        config = self._get_pipeline(kind)
+        if config is None or (not len(config.p4info.tables) and not config.p4_device_config):
+            return None
+        return config
+
+    def get_cookie(self) -> int | None:
+        """The cookie of the running pipeline (None: no pipeline, or one set without a cookie).
+        Cheap: the P4Info is not transferred."""
+        config = self._get_pipeline(_GetPipe.COOKIE_ONLY)
+        if config is None or not config.HasField("cookie"):
+            return None
+        return config.cookie.cookie
+
+    def _get_pipeline(self, kind: int) -> p4runtime_pb2.ForwardingPipelineConfig | None:
+        req = _GetPipe(device_id=self.device_id, response_type=kind)
+        try:
+            rep = self.stub.GetForwardingPipelineConfig(req, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            if exc.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
+                return None
+            raise self._fail("reading the pipeline config", exc) from None
+        return rep.config
+
+    def set_pipeline(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> None:
+        """SetForwardingPipelineConfig(VERIFY_AND_COMMIT). The device drops every entity."""
+        req = _Pipe(device_id=self.device_id, action=_Pipe.VERIFY_AND_COMMIT)
+        req.election_id.high, req.election_id.low = self.election_id
+        req.config.CopyFrom(config)
+        try:
+            self.stub.SetForwardingPipelineConfig(req, timeout=max(self.timeout, 120.0))
+        except grpc.RpcError as exc:
+            raise self._fail("SetForwardingPipelineConfig (VERIFY_AND_COMMIT)", exc) from None
+
+    # ---- reads ---------------------------------------------------------------------------------
+
+    def read(self, entities: Sequence[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
+        req.entities.extend(entities)
+        out: list[p4runtime_pb2.Entity] = []
+        try:
+            for rep in self.stub.Read(req, timeout=self.timeout):
+                out.extend(rep.entities)
+        except grpc.RpcError as exc:
+            raise self._fail("Read", exc) from None
+        return out
+
+    def read_state(self, default_tables: Sequence[int] = ()) -> list[p4runtime_pb2.Entity]:
+        """Everything a deployment writes: all table entries, all multicast groups, and the
+        default entries of ``default_tables`` (a wildcard read omits default entries)."""
+        wanted = [
+            p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry()),
+            p4runtime_pb2.Entity(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+                multicast_group_entry=p4runtime_pb2.MulticastGroupEntry())),
+        ]
+        for tid in sorted(set(default_tables)):
+            wanted.append(p4runtime_pb2.Entity(
+                table_entry=p4runtime_pb2.TableEntry(table_id=tid, is_default_action=True)))
+        return self.read(wanted)
+
+    # ---- writes --------------------------------------------------------------------------------
+
+    def write(self, updates: Sequence[p4runtime_pb2.Update], batch_size: int = DEFAULT_BATCH,
+              cancel: Callable[[], bool] | None = None,
+              on_batch: Callable[[int, int], None] | None = None,
+              describe: Callable[[p4runtime_pb2.Entity], str] | None = None) -> WriteStats:
+        """Write ``updates`` in batches of ``batch_size`` (CONTINUE_ON_ERROR). ``cancel`` is
+        checked before every batch; ``on_batch(done, total)`` after each. A refused update raises
+        :class:`EntityRejected` naming it and the target's message."""
+        if self.client is None:
+            raise P4RTError(f"{self.label}: writing needs a primary session")
+        stats = WriteStats()
+        total = len(updates)
+        for start in range(0, total, max(1, batch_size)):
+            if cancel is not None and cancel():
+                raise Cancelled(f"{self.label}: cancelled after {start} of {total} updates")
+            chunk = updates[start:start + batch_size]
+            req = p4runtime_pb2.WriteRequest(device_id=self.device_id)
+            req.election_id.high, req.election_id.low = self.election_id
+            req.atomicity = p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR
+            req.updates.extend(chunk)
+            try:
+                self.stub.Write(req, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                statuses = parse_write_error(exc)
+                if not statuses:
+                    raise self._fail(f"Write (updates {start}..{start + len(chunk) - 1})",
+                                     exc) from None
+                bad = [s for s in statuses if not s.ok]
+                ok = sum(1 for s in statuses if s.ok)
+                first = bad[0] if bad else None
+                if first is None:
+                    raise self._fail("Write", exc) from None
+                upd = chunk[first.index] if first.index < len(chunk) else None
+                what = (describe or describe_entity)(upd.entity) if upd is not None else "?"
+                utype = UPDATE_NAMES.get(upd.type, "update") if upd is not None else "update"
+                raise EntityRejected(self.label, start + first.index, utype, first.code_name,
+                                     first.message, what, start + ok) from None
+            stats.updates += len(chunk)
+            stats.batches += 1
+            if on_batch is not None:
+                on_batch(stats.updates, total)
+        return stats
+
+
+def describe_entity(entity: p4runtime_pb2.Entity, p4info: P4InfoIndex | None = None) -> str:
+    """A short readable form of an entity for messages (names from ``p4info`` when given)."""
+    kind = entity.WhichOneof("entity")
+    if kind == "table_entry":
+        te = entity.table_entry
+        name = _name(p4info, te.table_id)
+        if te.is_default_action:
+            match = "default"
+        else:
+            parts = []
+            for m in te.match:
+                fname = _field_name(p4info, te.table_id, m.field_id)
+                which = m.WhichOneof("field_match_type")
+                v = getattr(m, which)
+                if which in ("exact", "optional"):
+                    parts.append(f"{fname}={int.from_bytes(v.value, 'big')}")
+                elif which == "ternary":
+                    parts.append(f"{fname}={int.from_bytes(v.value, 'big')}&&&"
+                                 f"{int.from_bytes(v.mask, 'big'):#x}")
+                elif which == "lpm":
+                    parts.append(f"{fname}={int.from_bytes(v.value, 'big')}/{v.prefix_len}")
+                elif which == "range":
+                    parts.append(f"{fname}={int.from_bytes(v.low, 'big')}.."
+                                 f"{int.from_bytes(v.high, 'big')}")
+            match = " ".join(parts) or "*"
+            if te.priority:
+                match += f" prio={te.priority}"
+        act = ""
+        if te.action.HasField("action"):
+            a = te.action.action
+            params = ",".join(str(int.from_bytes(p.value, "big")) for p in a.params)
+            act = f" -> {_name(p4info, a.action_id)}({params})"
+        return f"table {name} [{match}]{act}"
+    if kind == "packet_replication_engine_entry":
+        pre = entity.packet_replication_engine_entry
+        if pre.HasField("multicast_group_entry"):
+            g = pre.multicast_group_entry
+            ports = ",".join(str(r.egress_port or int.from_bytes(r.port, "big")) for r in g.replicas)
+            return f"multicast group {g.multicast_group_id} [{ports}]"
+        return "clone session"
+    return text_format.MessageToString(entity, as_one_line=True)
+
+
+def _name(p4info: P4InfoIndex | None, obj_id: int) -> str:
+    if p4info is not None:
+        try:
+            return p4info.name_of(obj_id)
+        except InaplannerError:
+            pass
+    return f"{obj_id:#x}"
+
+
+def _field_name(p4info: P4InfoIndex | None, table_id: int, field_id: int) -> str:
+    if p4info is not None and table_id in p4info.tables:
+        for f in p4info.tables[table_id].match_fields:
+            if f.id == field_id:
+                return f.name
+    return f"f{field_id}"
+

@@ -1,0 +1,152 @@
+"""The command line: ``inaplanner testbed emulate`` (a real subprocess, stopped with Ctrl-C) and
+``inaplanner deploy`` onto it, dry run first."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import networkx as nx
+
+from inaplanner.cli import main
+from inaplanner.io.native import save_plan, save_scenario, scenario_sha256
+from inaplanner.model import Job, Plan, PlannerInfo, Route, TaskPlan
+from inaplanner.testbed.inventory import load_inventory
+from inaplanner.topologies import leaf_spine, mark_programmable
+
+
+def small_case():
+    sc = leaf_spine(2, 1, 2)
+    mark_programmable(sc)  # the leaves
+    sc.jobs = [Job("j0", ["H1", "H2", "H3"], ["H4"], model_mb=10.0)]
+    sc.touch()
+    sc.validate()
+    g = sc.graph()
+    routes = []
+    for w in ("H1", "H2", "H3"):
+        leaf = next(iter(g.neighbors(w)))
+        path = [w] + nx.shortest_path(g, leaf, "H4")
+        routes.append(Route(w, path, [leaf]))
+    plan = Plan(scenario_sha256(sc), PlannerInfo("hand", status="heuristic"),
+                [TaskPlan("j0", "H4", 1.0, routes)])
+    return sc, plan
+
+
+def test_emulate_then_deploy_from_the_command_line(tmp_path, capsys):
+    sc, plan = small_case()
+    sc_path, plan_path, tb_path = tmp_path / "sc.json", tmp_path / "plan.json", tmp_path / "tb.toml"
+    save_scenario(sc, sc_path)
+    save_plan(plan, plan_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(sc_path), "-o", str(tb_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        lines = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("running"):
+                break
+        assert any(line.startswith("running") for line in lines), (lines, proc.stderr.read())
+        inv = load_inventory(tb_path)
+        assert sorted(inv.switches) == ["L1", "L2"]  # the programmable switches
+        assert inv.switches["L1"].ports == {"H1": 1, "H2": 2, "S1": 3}
+        assert all(sw.ssh is None for sw in inv.switches.values())
+
+        code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "--dry-run"])
+        out = capsys.readouterr().out
+        assert code == 0 and out.startswith("dry run: ok")
+        assert "switch L1: dry run; pipeline: install; insert" in out
+        assert "+ table InaIngress." in out
+        assert not (tmp_path / "workers").exists()
+
+        log = tmp_path / "deploy.log"
+        code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "--log", str(log), "-q"])
+        out = capsys.readouterr().out
+        assert code == 0 and out.startswith("ok"), out
+        assert "switch L1: deployed; pipeline pushed; insert" in out
+        cfg = json.loads((tmp_path / "workers" / "H1.json").read_text())
+        assert cfg["host"] == "H1" and cfg["tasks"][0]["job"] == "j0"
+        assert "[L2] verify done" in log.read_text()
+
+        code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "-q"])
+        out = capsys.readouterr().out
+        assert code == 0 and "switch L1: unchanged; unchanged" in out
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            assert proc.wait(15) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def test_deploy_refuses_a_plan_for_another_scenario(tmp_path, capsys):
+    sc, plan = small_case()
+    plan.scenario_sha256 = "0" * 64
+    save_scenario(sc, tmp_path / "sc.json")
+    save_plan(plan, tmp_path / "plan.json")
+    (tmp_path / "tb.toml").write_text("")
+    code = main(["deploy", str(tmp_path / "plan.json"), "--testbed", str(tmp_path / "tb.toml"),
+                 "--scenario", str(tmp_path / "sc.json")])
+    assert code == 2
+    assert "made for another scenario" in capsys.readouterr().err
+    code = main(["deploy", str(tmp_path / "plan.json"), "--testbed", str(tmp_path / "tb.toml")])
+    assert code == 2 and "give --scenario FILE" in capsys.readouterr().err
+
+
+def test_entries_command_prints_the_spec(tmp_path, capsys):
+    sc, plan = small_case()
+    save_scenario(sc, tmp_path / "sc.json")
+    save_plan(plan, tmp_path / "plan.json")  # the scenario is found by its hash
+    assert main(["entries", str(tmp_path / "plan.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("switch L1 (node id ") and "ina_forward" in out
+    assert "worker H1: j0/H4" in out
+    assert main(["entries", str(tmp_path / "plan.json"), "--json", "-o",
+                 str(tmp_path / "e.json")]) == 0
+    doc = json.loads((tmp_path / "e.json").read_text())
+    assert doc["format"] == "inaplanner-entries" and "L1" in doc["switches"]
+
+
+def test_bad_testbed_file_is_one_line(tmp_path, capsys):
+    sc, plan = small_case()
+    save_scenario(sc, tmp_path / "sc.json")
+    save_plan(plan, tmp_path / "plan.json")
+    (tmp_path / "tb.toml").write_text('[[switch]]\nid = "L1"\npassword = "x"\n')
+    code = main(["deploy", str(tmp_path / "plan.json"), "--testbed", str(tmp_path / "tb.toml")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "tb.toml: switch[0].password: passwords are never stored" in err
+
+
+def test_trust_records_unknown_host_keys_only_when_told(sshd, tmp_path, capsys, monkeypatch):
+    tb = tmp_path / "tb.toml"
+    tb.write_text(
+        '[defaults]\nknown_hosts = "kh"\n'
+        f'[[switch]]\nid = "L1"\np4runtime = "127.0.0.1:1"\ndevice_id = 1\ntarget = "bmv2"\n'
+        f'ssh_host = "127.0.0.1"\nssh_port = {sshd.port}\nssh_user = "{sshd.user}"\n'
+        f'ssh_key = "{sshd.client_key}"\n'
+        f'[[host]]\nid = "H1"\nssh_host = "127.0.0.1"\nssh_port = {sshd.port}\n'
+        f'ssh_key = "{sshd.client_key}"\n'
+    )
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert main(["testbed", "trust", str(tb)]) == 0
+    out = capsys.readouterr().out
+    assert f"[127.0.0.1]:{sshd.port} offers ssh-ed25519 key SHA256:" in out
+    assert "not recorded" in out and not (tmp_path / "kh").exists()
+    assert main(["testbed", "trust", str(tb), "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "1 key(s) recorded" in out  # one host serves both entries
+    assert (tmp_path / "kh").read_text().split()[:2] == [f"[127.0.0.1]:{sshd.port}", "ssh-ed25519"]
+    assert main(["testbed", "trust", str(tb)]) == 0
+    assert "already known" in capsys.readouterr().out
