@@ -9,11 +9,14 @@ from inaplanner.model import Host, Scenario, Switch
 
 ROW_GAP = 160.0
 COL_GAP = 60.0
+HOST_GAP = 40.0
+MAX_WIDTH = 4000.0  # hosts alone never make a row wider than this
 
 
 def tiered_layout(sc: Scenario) -> dict[str, tuple[float, float]]:
-    """Hosts on the bottom row, then leaves, aggregation, spines/cores above. Each host sits under its
-    switch, switches of a row keep their order; rows are centred. Writes ``pos`` and returns it."""
+    """Switch rows by tier (leaves at the bottom, cores on top), rows spread to a common width; the
+    hosts of each leaf in a block right under it (a grid when they do not fit in one row), so a
+    fat-tree k=32 is as wide as its edge-switch row, not its 8,192 hosts. Writes ``pos``."""
     ranks = {n.id: sc.rank(n.id) for n in sc.nodes}
     rows: dict[int, list[str]] = {}
     for n in sc.nodes:
@@ -25,19 +28,31 @@ def tiered_layout(sc: Scenario) -> dict[str, tuple[float, float]]:
         for h, s in ((lk.a, lk.b), (lk.b, lk.a)):
             if ranks.get(h) == 0 and ranks.get(s, 0) > 0:
                 first_switch.setdefault(h, s)
-    low = min(rows) if rows else 1
-    order = {s: i for i, s in enumerate(rows.get(low, []))}
     hosts = [n.id for n in sc.nodes if isinstance(n, Host)]
-    hosts.sort(key=lambda h: order.get(first_switch.get(h, ""), len(order)))
-    rows[0] = hosts
-    width = max(len(r) for r in rows.values()) * COL_GAP if rows else 0.0
+    width = max(max((len(r) for r in rows.values()), default=1) * COL_GAP, min(len(hosts) * HOST_GAP, MAX_WIDTH))
     levels = sorted(rows)
     pos: dict[str, tuple[float, float]] = {}
     for li, rank in enumerate(levels):
         members = rows[rank]
         gap = width / max(len(members), 1)
         for i, node in enumerate(members):
-            pos[node] = (float((i + 0.5) * gap), float((len(levels) - 1 - li) * ROW_GAP))
+            pos[node] = (float((i + 0.5) * gap), float((len(levels) - li) * ROW_GAP))
+    # hosts sit in a block under their switch: one row when there is room, else a small grid
+    under: dict[str, list[str]] = {}
+    loose: list[str] = []
+    for h in hosts:
+        s = first_switch.get(h)
+        (under.setdefault(s, []) if s in pos else loose).append(h)
+    slot = width / max(len(rows.get(levels[0], [])), 1) if levels else COL_GAP
+    for s, members in under.items():
+        per_row = max(1, min(len(members), int(slot // HOST_GAP)))
+        x0 = pos[s][0] - (per_row - 1) * HOST_GAP / 2
+        for i, h in enumerate(members):
+            r, c = divmod(i, per_row)
+            pos[h] = (x0 + c * HOST_GAP, pos[s][1] + 0.75 * ROW_GAP + r * HOST_GAP * 0.8)
+    bottom = max((y for _, y in pos.values()), default=0.0)
+    for i, h in enumerate(loose):
+        pos[h] = ((i + 0.5) * COL_GAP, bottom + ROW_GAP)
     _apply(sc, pos)
     return pos
 

@@ -1,0 +1,151 @@
+"""Monitoring and report speed (prints figures; asserts nothing).
+
+1. Reports of two plans (planners ``atp`` and ``geryon``) on a k=8 fat-tree (80 switches, 128
+   hosts, 2 jobs): evaluation + HTML, PDF (pages), PNG, CSV.
+2. Polling: every switch of a k=4 and a k=8 fat-tree emulated on 127.0.0.1 (in a child process),
+   the ``atp`` plan deployed with the real deployer and the counters driven from the evaluator's
+   loads; the time of one poll of all switches (median of 10) and the deviation of the observed
+   rates from the plan.
+
+Run: ``/tmp/venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from inaplanner.deploy.deployer import deploy  # noqa: E402
+from inaplanner.deploy.emulated import start_emulated_testbed  # noqa: E402
+from inaplanner.monitor.drive import drive_plan  # noqa: E402
+from inaplanner.monitor.poller import Poller  # noqa: E402
+from inaplanner.planners import get, run_planner  # noqa: E402
+from inaplanner.report import build_report, export_report  # noqa: E402
+from inaplanner.report.html import report_html  # noqa: E402
+from inaplanner.report.pdf import write_pdf  # noqa: E402
+from inaplanner.topologies import fat_tree, mark_programmable, place_jobs  # noqa: E402
+
+
+def scenario(k: int, jobs: int = 2, workers: int = 8):
+    sc = fat_tree(k, capacity=100.0)
+    mark_programmable(sc, aggregation_capacity=800.0)
+    workers = min(workers, (len(sc.hosts()) - jobs) // jobs)
+    place_jobs(sc, jobs=jobs, workers_per_job=workers, seed=1)
+    sc.touch()
+    sc.validate()
+    return sc
+
+
+def timed(fn, *args, **kwargs):
+    t = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t
+
+
+def bench_report(k: int, tmp: Path) -> None:
+    sc = scenario(k)
+    plans = []
+    for name in ("atp", "geryon"):
+        plan, secs = timed(run_planner, get(name), sc)
+        plans.append((name, plan))
+        print(f"  planner {name}: {secs:.2f} s")
+    print(f"== report of 2 plans on a k={k} fat-tree ({len(sc.switches())} switches, "
+          f"{len(sc.hosts())} hosts, {len(sc.links)} links) ==")
+    report, t_build = timed(build_report, sc, plans)
+    html, t_html = timed(report_html, report)
+    pdf, t_pdf = timed(write_pdf, report, tmp / "r.pdf")
+    _, t_png = timed(export_report, report, "png", tmp / "png")
+    _, t_csv = timed(export_report, report, "csv", tmp / "csv")
+    print(f"  evaluate + diff: {t_build * 1000:.0f} ms")
+    print(f"  HTML: {t_html * 1000:.0f} ms, {len(html) / 1024:.0f} KiB")
+    print(f"  PDF: {t_pdf * 1000:.0f} ms, {pdf.pages} pages, {pdf.size_bytes / 1024:.0f} KiB")
+    print(f"  PNG (2 drawings): {t_png * 1000:.0f} ms; CSV tables: {t_csv * 1000:.0f} ms")
+
+
+def _serve(k: int, directory: str, conn) -> None:
+    """Child process: emulate every switch, deploy the atp plan, drive counters, then wait."""
+    sc = scenario(k)
+    plan = run_planner(get("atp"), sc)
+    tb = start_emulated_testbed(sc, Path(directory) / f"tb{k}.toml",
+                                switch_ids=[s.id for s in sc.switches()])
+    try:
+        rep, t_deploy = timed(deploy, sc, plan, tb.inventory)
+        if not rep.ok:
+            conn.send(("failed", rep.text()))
+            return
+        drive_plan(tb.handles, sc, tb.inventory, plan, noise=0.0)
+        conn.send(("ready", t_deploy))
+        conn.recv()  # stop
+    finally:
+        tb.stop()
+
+
+def bench_poll(k: int, polls: int, tmp: Path, interval: float) -> None:
+    """The emulated switches run in a child process, so they do not share the poller's GIL."""
+    from inaplanner.monitor.series import planned_loads
+    from inaplanner.testbed.inventory import load_inventory
+
+    sc = scenario(k)
+    plan = run_planner(get("atp"), sc)
+    planned = planned_loads(sc, plan)
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve, args=(k, str(tmp), child), daemon=True)
+    proc.start()
+    try:
+        state, info = parent.recv()
+        if state != "ready":
+            print(info)
+            return
+        inventory = load_inventory(tmp / f"tb{k}.toml")
+        poller = Poller(sc, inventory, interval=interval)
+        try:
+            poller.poll_once()
+            times, worst, errors = [], 0.0, []
+            for _ in range(polls):
+                time.sleep(interval)
+                snap, dt = timed(poller.poll_once)
+                times.append(dt)
+                for key, v in snap.rates.items():
+                    want = float(planned[key])
+                    if want > 0:
+                        errors.append(abs(v - want) / want)
+                        worst = max(worst, errors[-1])
+            probes = sum(len(p) for p in poller.map.probes.values())
+            print(f"== polling a k={k} fat-tree every {interval:g} s: {len(inventory.switches)} "
+                  f"emulated switches (another process), {2 * len(sc.links)} directed links, "
+                  f"{probes} counter cells ==")
+            print(f"  deploy (real deployer): {info:.2f} s")
+            print(f"  one poll of every switch: median {statistics.median(times) * 1000:.1f} ms, "
+                  f"max {max(times) * 1000:.1f} ms")
+            print(f"  links measured: {len(snap.rates)}; deviation from plan: median "
+                  f"{statistics.median(errors) * 100:.2f} %, max {worst * 100:.2f} %")
+        finally:
+            poller.stop()
+    finally:
+        parent.send("stop")
+        proc.join(20)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=8)
+    ap.add_argument("--polls", type=int, default=10)
+    ap.add_argument("--interval", type=float, default=1.0)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        bench_report(args.k, tmp)
+        for k in sorted({4, args.k}):
+            bench_poll(k, args.polls, tmp, args.interval)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Starting the desktop planner: the application object, the window on a scenario (and a plan's
+overlay), the offer to restore a crashed session, and one-shot screenshots."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from inaplanner.errors import InaplannerError, ValidationError
+from inaplanner.gui import theme
+from inaplanner.gui.files import read_scenario
+from inaplanner.gui.main_window import MainWindow
+from inaplanner.gui.overlay import overlay_from_evaluation
+from inaplanner.io.atomic import atomic_write_bytes
+from inaplanner.model import Scenario
+
+SAMPLE_NAME = "leaf_spine_small.json"
+
+
+def application(argv: list[str] | None = None, theme_mode: str = "system") -> QApplication:
+    """The QApplication (created once), named, with the icon and the light/dark look."""
+    app = QApplication.instance()
+    if app is None:
+        QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("inaplanner")
+    app.setOrganizationName("inaplanner")
+    app.setApplicationDisplayName("inaplanner")
+    app.setDesktopFileName("inaplanner")
+    app.setWindowIcon(theme.icon("inaplanner"))
+    theme.apply(app, theme_mode)
+    return app
+
+
+def sample_scenario() -> tuple[Scenario, str | None]:
+    """The bundled sample (``sample_topologies/leaf_spine_small.json``), or a small leaf-spine
+    built on the spot when the file is not there."""
+    from inaplanner import SAMPLES
+
+    path = Path(SAMPLES) / SAMPLE_NAME
+    if path.exists():
+        sc, _notes, _native = read_scenario(str(path))
+        return sc, str(path)
+    from inaplanner.topologies import leaf_spine
+
+    return leaf_spine(4, 2, 4, name="leaf-spine sample"), None
+
+
+def load_into(window: MainWindow, scenario: str | None, plan: str | None, task: str | None = None) -> None:
+    """Open the scenario (``None`` or ``"sample"``: the sample) and paint the plan's overlay."""
+    if scenario in (None, "sample"):
+        sc, path = sample_scenario()
+        window.set_document(sc, path, validated=True)
+    else:
+        sc, notes, native = read_scenario(scenario)
+        window.set_document(sc, scenario if native else None, validated=True)
+        window.files.add_recent(scenario)
+        if notes:
+            window.status("; ".join(notes))
+    if plan:
+        from inaplanner.evaluate import evaluate
+        from inaplanner.io.native import load_plan
+
+        p = load_plan(plan)
+        ev = evaluate(window.scenario(), p, check_hash=True)
+        window.canvas.set_overlay(overlay_from_evaluation(ev, task_filter=task))
+        for w in ev.warnings[:1]:
+            window.status(f"plan: {w}")
+        if ev.errors:
+            window.status(f"plan has {len(ev.errors)} error(s): {ev.errors[0]}")
+
+
+def encode_png(image: QImage) -> bytes:
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buf, "PNG"):
+        raise InaplannerError("could not encode the screenshot as PNG")
+    buf.close()
+    return bytes(data.data())
+
+
+def screenshot(window: MainWindow, out: str, size: QSize | None = None) -> QImage:
+    """Show the window, let it paint, fit the network, and write it to ``out`` (PNG, atomic)."""
+    app = QApplication.instance()
+    if size is not None:
+        window.resize(size)
+    window.show()
+    for _ in range(3):
+        app.processEvents()
+    window.canvas.fit()
+    for _ in range(3):
+        app.processEvents()
+    image = window.grab().toImage()
+    if image.isNull() or image.width() == 0:
+        raise InaplannerError("the window rendered an empty image")
+    atomic_write_bytes(out, encode_png(image))
+    return image
+
+
+def parse_size(text: str) -> QSize:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValidationError(f"size {text!r} is not WIDTHxHEIGHT (e.g. 1280x800)") from None
+    if w < 200 or h < 150:
+        raise ValidationError(f"size {text!r} is too small (at least 200x150)")
+    return QSize(w, h)
+
+
+def run(scenario: str | None = None, plan: str | None = None, screenshot_path: str | None = None,
+        size: str = "1280x800", theme_mode: str = "system", task: str | None = None) -> int:
+    """``inaplanner gui``: the window, or with ``screenshot_path`` one PNG and exit."""
+    if screenshot_path and not os.environ.get("QT_QPA_PLATFORM") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    qsize = parse_size(size)
+    app = application(theme_mode=theme_mode)
+    window = MainWindow(theme_mode=theme_mode)
+    if screenshot_path:
+        window.headless_errors = True
+    window.resize(qsize)
+    try:
+        load_into(window, scenario, plan, task)
+    except InaplannerError:
+        window.autosave.finish()
+        window.deleteLater()
+        raise
+    if screenshot_path:
+        screenshot(window, screenshot_path, qsize)
+        window.autosave.finish()
+        window.close()
+        return 0
+    window.show()
+    window.canvas.fit()
+    window.autosave.offer_restore()
+    return int(app.exec())

@@ -1,0 +1,534 @@
+"""Graphics items of the canvas.
+
+Nodes are real items (``NodeItem``: selectable, movable, painted by Qt's C++ path item, so ten
+thousand of them repaint fast; zoomed far out they switch to a plain box). Links, task flows and
+text labels are each ONE layer item that paints everything at once: links bucketed by pen into a
+few ``QPainterPath`` objects built from numpy arrays and cut into tiles so a paint draws only what it
+can see; labels only for what is on screen and only when the level of detail allows. ``LinkItem`` is
+a light handle on one link of the layer (pen, label, tooltip) for code and tests.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
+
+from inaplanner.gui.canvas import geometry as geo
+from inaplanner.gui.overlay import COLOURS, width_for
+from inaplanner.gui.theme import qcolor
+
+if TYPE_CHECKING:
+    from inaplanner.gui.canvas.scene import CanvasScene
+
+NODE_Z = 10.0
+LINK_Z = 0.0
+FLOW_Z = 1.0
+LABEL_Z = 20.0
+FLOW_SPACING = 5.0  # scene units between parallel task flows
+TILE_LINKS = 1024  # segments per tile: a paint draws only the tiles it can see
+
+
+# ---- node shapes -------------------------------------------------------------------------------
+
+
+@cache
+def node_shape(kind: str, pipelines: int = 0) -> QPainterPath:
+    """The outline of a node: a host box, a switch slab with arrows, and for a programmable switch
+    one small mark per pipeline under the slab."""
+    path = QPainterPath()
+    if kind == "host":
+        path.addRoundedRect(QRectF(-11, -8, 22, 16), 3, 3)
+        path.moveTo(-6, 4)
+        path.lineTo(6, 4)
+        return path
+    path.addRoundedRect(QRectF(-16, -9, 32, 18), 4, 4)
+    for y, sign in ((-3.0, 1.0), (3.0, -1.0)):
+        a, b = -9.0 * sign, 9.0 * sign
+        path.moveTo(a, y)
+        path.lineTo(b, y)
+        path.moveTo(b - 3 * sign, y - 2.5)
+        path.lineTo(b, y)
+        path.lineTo(b - 3 * sign, y + 2.5)
+    if pipelines > 0:
+        n = min(pipelines, 8)
+        w = 5.0
+        gap = 2.0
+        total = n * w + (n - 1) * gap
+        for i in range(n):
+            path.addRect(QRectF(-total / 2 + i * (w + gap), 11.0, w, 4.0))
+    return path
+
+
+NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+
+
+def _cosmetic(colour: str | QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+    pen = QPen(QColor(colour), width, style)
+    pen.setCosmetic(True)
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap if style != Qt.PenStyle.SolidLine else Qt.PenCapStyle.RoundCap)
+    return pen
+
+
+class NodeItem(QGraphicsPathItem):
+    """One host or switch. Its tooltip comes from the scene (current figures, overlay included).
+    Moves are followed by the scene (mouse events), so no Python runs per item change."""
+
+    def __init__(self, ctl: CanvasScene, node_id: str, pos: tuple[float, float]) -> None:
+        super().__init__()
+        self._ctl = ctl
+        self.node_id = node_id
+        self.setZValue(NODE_Z)
+        self.setPos(pos[0], pos[1])
+        self.setFlags(NODE_FLAGS)
+        self.kind = ""
+        self.pipelines = 0
+        self.simple = False
+
+    def style(self, kind: str, pipelines: int, brush: QBrush, pen: QPen) -> None:
+        """Shape, fill and outline."""
+        if kind != self.kind or pipelines != self.pipelines or self.path().isEmpty():
+            shape_kind = "host" if kind in ("host", "ps") else "switch"
+            self.setPath(node_shape(shape_kind, pipelines))
+        self.kind = kind
+        self.pipelines = pipelines
+        self.setBrush(brush)
+        self.setPen(pen)
+
+    def set_simple(self, simple: bool) -> None:
+        """Zoomed far out the dots layer draws every node at once; the item paints nothing but
+        stays selectable and movable."""
+        if simple != self.simple:
+            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, simple)
+            self.simple = simple
+
+    def toolTip(self) -> str:  # noqa: N802 (Qt naming)
+        return self._ctl.node_tooltip(self.node_id)
+
+    def label_text(self) -> str:
+        return self._ctl.node_label(self.node_id)
+
+
+# ---- tiles of segments -------------------------------------------------------------------------
+
+
+def tiled_paths(seg: np.ndarray) -> list[tuple[QRectF, QPainterPath]]:
+    """Cut segments into tiles of neighbours (by the x of their middle; long segments apart) and
+    build one path per tile with its bounding box."""
+    n = seg.shape[0]
+    if n == 0:
+        return []
+    x0 = np.minimum(seg[:, 0], seg[:, 2])
+    x1 = np.maximum(seg[:, 0], seg[:, 2])
+    width = float(x1.max() - x0.min()) or 1.0
+    long = (x1 - x0) > width / 16
+    mid = (x0 + x1) / 2
+    order = np.lexsort((mid, long))
+    tiles = []
+    for start in range(0, n, TILE_LINKS):
+        part = seg[order[start:start + TILE_LINKS]]
+        lo_x = float(np.minimum(part[:, 0], part[:, 2]).min())
+        hi_x = float(np.maximum(part[:, 0], part[:, 2]).max())
+        lo_y = float(np.minimum(part[:, 1], part[:, 3]).min())
+        hi_y = float(np.maximum(part[:, 1], part[:, 3]).max())
+        tiles.append((QRectF(lo_x, lo_y, hi_x - lo_x, hi_y - lo_y), geo.segments_path(part)))
+    return tiles
+
+
+def _touches(rect: QRectF, view: QRectF) -> bool:
+    """Closed-interval overlap (a horizontal or vertical tile has zero width or height)."""
+    return (rect.left() <= view.right() and rect.right() >= view.left()
+            and rect.top() <= view.bottom() and rect.bottom() >= view.top())
+
+
+def draw_tiles(painter: QPainter, buckets: list, exposed: QRectF, margin: float) -> None:
+    """Draw (pen, tiles) buckets, skipping tiles outside the exposed rectangle."""
+    view = exposed.adjusted(-margin, -margin, margin, margin)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    for pen, tiles in buckets:
+        painter.setPen(pen)
+        for rect, path in tiles:
+            if _touches(rect, view):
+                painter.drawPath(path)
+
+
+# ---- layers ------------------------------------------------------------------------------------
+
+
+class _Layer(QGraphicsItem):
+    """An item covering the scene that paints many things at once and never takes the mouse."""
+
+    def __init__(self, ctl: CanvasScene, z: float) -> None:
+        super().__init__()
+        self._ctl = ctl
+        self.setZValue(z)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setAcceptHoverEvents(False)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self._rect = QRectF()
+
+    def set_rect(self, rect: QRectF) -> None:
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = QRectF(rect)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._rect
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()  # never under the mouse
+
+
+class LinkLayer(_Layer):
+    """Every link, drawn as a few paths: one per (colour, width) bucket, then the selected links."""
+
+    def __init__(self, ctl: CanvasScene) -> None:
+        super().__init__(ctl, LINK_Z)
+        self._buckets: list[tuple[QPen, list[tuple[QRectF, QPainterPath]]]] = []
+        self.colour_key = np.zeros(0, dtype=np.int64)  # per link: index into self._pens
+        self._pens: list[QPen] = []
+        self.dirty = True
+
+    def invalidate(self) -> None:
+        self.dirty = True
+        self.update()
+
+    def bucket_count(self) -> int:
+        if self.dirty:
+            self.rebuild()
+        return len(self._buckets)
+
+    def pen_for(self, index: int) -> QPen:
+        if self.dirty:
+            self.rebuild()
+        if index in self._ctl.selected_links:
+            return self._selected_pen(index)
+        return QPen(self._pens[int(self.colour_key[index])])
+
+    def _selected_pen(self, index: int) -> QPen:
+        base = self._pens[int(self.colour_key[index])] if self._pens else _cosmetic("#000", 1.0)
+        return _cosmetic(self._ctl.colours.link_selected, base.widthF() + 2.0)
+
+    def rebuild(self) -> None:
+        """Regroup links into pen buckets (after a geometry, overlay, theme or selection change)."""
+        ctl = self._ctl
+        seg = ctl.link_segments
+        n = seg.shape[0]
+        ov = ctl.overlay
+        if ov is not None and ov.link_count == n:
+            cls = ov.link_class
+            widths = ov.link_width
+            colours = list(COLOURS)
+        else:
+            cls = np.zeros(n, dtype=np.int64)
+            widths = width_for(ctl.link_capacity) if n else np.zeros(0)
+            colours = [ctl.colours.link]
+        wkey = np.round(np.asarray(widths) * 2).astype(np.int64) if n else np.zeros(0, dtype=np.int64)
+        key = cls * 100 + wkey
+        uniq, inverse = np.unique(key, return_inverse=True) if n else (np.zeros(0, dtype=np.int64), key)
+        self._pens = [_cosmetic(colours[int(k) // 100], (int(k) % 100) / 2.0) for k in uniq]
+        self.colour_key = inverse.reshape(-1)
+        order = np.argsort(uniq // 100, kind="stable")  # idle first, violated last (on top)
+        buckets = []
+        for b in order:
+            buckets.append((self._pens[int(b)], tiled_paths(seg[self.colour_key == b])))
+        sel = sorted(i for i in ctl.selected_links if i < n)
+        if sel:
+            width = max(self._pens[int(self.colour_key[i])].widthF() for i in sel) + 2.0
+            buckets.append((_cosmetic(ctl.colours.link_selected, width), tiled_paths(seg[sel])))
+        self._buckets = buckets
+        self.dirty = False
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if self.dirty:
+            self.rebuild()
+        scale = painter.worldTransform().m11()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, geo.lod_level(scale) == "near")
+        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(scale, 1e-9))
+
+
+class NodeDotsLayer(_Layer):
+    """Zoomed far out: every node as one thick stroke as wide as the node (at least 2 pixels
+    high), a few paths bucketed by colour (the outline colour when it says something: overlay,
+    job highlight, selection); selected nodes on top."""
+
+    def __init__(self, ctl: CanvasScene) -> None:
+        super().__init__(ctl, NODE_Z - 0.5)
+        self._buckets: list[tuple[QColor, float, QPainterPath]] = []
+        self.dirty = True
+        self.setVisible(False)
+
+    def invalidate(self) -> None:
+        self.dirty = True
+        if self.isVisible():
+            self.update()
+
+    def rebuild(self) -> None:
+        ctl = self._ctl
+        xy = ctl.node_xy
+        colours = list(ctl.node_colour)
+        selected = [ctl.node_index[n] for n in ctl.selected_node_ids() if n in ctl.node_index]
+        for k in selected:
+            colours[k] = ctl.colours.link_selected
+        names = sorted(set(colours), key=lambda c: c == ctl.colours.link_selected)  # selection on top
+        code = {c: i for i, c in enumerate(names)}
+        codes = np.fromiter((code[c] for c in colours), dtype=np.int64, count=len(colours))
+        self._buckets = []
+        for colour in names:
+            idx = np.flatnonzero(codes == code[colour])
+            half = np.where(np.asarray(ctl.node_is_switch, dtype=bool)[idx], 16.0, 11.0)
+            x, y = xy[idx, 0], xy[idx, 1]
+            seg = np.column_stack([x - half, y, x + half, y])
+            self._buckets.append((QColor(colour), 18.0, geo.segments_path(seg)))
+        self.dirty = False
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if self.dirty:
+            self.rebuild()
+        scale = painter.worldTransform().m11()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for colour, height, path in self._buckets:
+            pen = QPen(colour, max(2.0, height * scale))
+            pen.setCosmetic(True)
+            pen.setCapStyle(Qt.PenCapStyle.SquareCap)
+            painter.setPen(pen)
+            painter.drawPath(path)
+
+
+class FlowLayer(_Layer):
+    """Per-task flows beside their links: solid where the data is aggregated, dashed where raw
+    (GRID Fig. 1 style), one colour per task, with direction arrows when zoomed in."""
+
+    def __init__(self, ctl: CanvasScene) -> None:
+        super().__init__(ctl, FLOW_Z)
+        self._buckets: list[tuple[QPen, list[tuple[QRectF, QPainterPath]]]] = []
+        self._arrows: list[tuple[QColor, np.ndarray]] = []  # colour, rows x1 y1 x2 y2 (oriented)
+        self.dirty = True
+
+    def invalidate(self) -> None:
+        self.dirty = True
+        self.update()
+
+    def segment_count(self) -> int:
+        if self.dirty:
+            self.rebuild()
+        return sum(a.shape[0] for _, a in self._arrows)
+
+    def rebuild(self) -> None:
+        ctl = self._ctl
+        ov = ctl.overlay
+        self._buckets = []
+        self._arrows = []
+        self.dirty = False
+        if ov is None or ov.link_count != ctl.link_segments.shape[0] or len(ov.segments) == 0:
+            return
+        seg_all = ctl.link_segments
+        for slot, ti in enumerate(ov.visible_tasks()):
+            part = ov.segments.of_task(ti)
+            if len(part) == 0:
+                continue
+            base = seg_all[part.link]
+            rev = part.direction == 1
+            oriented = base.copy()
+            oriented[rev] = base[rev][:, [2, 3, 0, 1]]
+            lane = (slot % 6) + 1.0
+            for aggregated in (True, False):
+                m = part.aggregated == aggregated
+                if not m.any():
+                    continue
+                offset = FLOW_SPACING * (lane + (0.0 if aggregated else 0.5))
+                rows = geo.offset_segments(oriented[m], np.full(int(m.sum()), offset))
+                style = Qt.PenStyle.SolidLine if aggregated else Qt.PenStyle.DashLine
+                pen = _cosmetic(ov.task_colours[ti], 2.0 if aggregated else 1.6, style)
+                self._buckets.append((pen, tiled_paths(rows)))
+                self._arrows.append((QColor(ov.task_colours[ti]), rows))
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if self.dirty:
+            self.rebuild()
+        if not self._buckets:
+            return
+        tr = painter.worldTransform()
+        lod = geo.lod_level(tr.m11())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod == "near")
+        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(tr.m11(), 1e-9))
+        if lod == "far":
+            return
+        exposed = option.exposedRect
+        rect = (exposed.left(), exposed.top(), exposed.width(), exposed.height())
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(Qt.PenStyle.NoPen)
+        budget = geo.MAX_LABELS
+        for colour, rows in self._arrows:
+            if budget <= 0:
+                break
+            mx = rows[:, 0] + 0.6 * (rows[:, 2] - rows[:, 0])
+            my = rows[:, 1] + 0.6 * (rows[:, 3] - rows[:, 1])
+            pick = geo.pick_labels(mx, my, rect, budget)
+            budget -= pick.size
+            painter.setBrush(colour)
+            for i in pick.tolist():
+                tip = tr.map(QPointF(mx[i], my[i]))
+                d = tr.map(QPointF(rows[i, 2], rows[i, 3])) - tr.map(QPointF(rows[i, 0], rows[i, 1]))
+                length = (d.x() ** 2 + d.y() ** 2) ** 0.5
+                if length < 12:
+                    continue
+                ux, uy = d.x() / length, d.y() / length
+                back = QPointF(tip.x() - 7 * ux, tip.y() - 7 * uy)
+                painter.drawPolygon(
+                    QPolygonF([tip, QPointF(back.x() - 3.5 * uy, back.y() + 3.5 * ux),
+                               QPointF(back.x() + 3.5 * uy, back.y() - 3.5 * ux)])
+                )
+        painter.restore()
+
+
+class LabelLayer(_Layer):
+    """Text drawn at a constant pixel size: node names, switch aggregation figures, link
+    ``load/capacity`` labels and port numbers, as the level of detail allows."""
+
+    def __init__(self, ctl: CanvasScene) -> None:
+        super().__init__(ctl, LABEL_Z)
+        self.font = QFont()
+        self.font.setPointSizeF(8.0)
+        self.bold = QFont(self.font)
+        self.bold.setBold(True)
+        self.small = QFont(self.font)
+        self.small.setPointSizeF(6.5)
+        self.drawn = 0  # labels drawn by the last paint (tests and the benchmark read it)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        ctl = self._ctl
+        tr = painter.worldTransform()
+        scale = tr.m11()
+        lod = geo.lod_level(scale)
+        self.drawn = 0
+        if lod == "far" or not ctl.node_ids:
+            return
+        exposed = option.exposedRect
+        rect = (exposed.left(), exposed.top(), exposed.width(), exposed.height())
+        colours = ctl.colours
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        painter.setFont(self.font)
+        fm = QFontMetricsF(self.font)
+        budget = geo.MAX_LABELS
+        xy = ctl.node_xy
+        ov = ctl.overlay
+        # node names: switches always, hosts when zoomed in (or few on screen)
+        idx = geo.pick_labels(xy[:, 0], xy[:, 1], rect, budget)
+        if lod == "mid" and idx.size > 200:
+            is_switch = np.asarray(ctl.node_is_switch, dtype=bool)
+            idx = idx[is_switch[idx]]
+        painter.setPen(QColor(colours.label))
+        ascent = fm.ascent() / 2
+        for i in idx.tolist():
+            nid = ctl.node_ids[i]
+            p = tr.map(QPointF(xy[i, 0], xy[i, 1]))
+            dy = (30.0 if ctl.node_is_switch[i] else 20.0) * min(scale, 1.5)
+            painter.drawText(QPointF(p.x() - fm.horizontalAdvance(nid) / 2, p.y() + max(dy, 10.0) + ascent), nid)
+            self.drawn += 1
+        budget -= self.drawn
+        # switch aggregation figures from the overlay
+        if ov is not None and ov.switches and budget > 0:
+            ids = [s for s in ov.switches if s in ctl.node_index]
+            k = np.fromiter((ctl.node_index[s] for s in ids), dtype=np.int64, count=len(ids))
+            inside = geo.pick_labels(xy[k, 0], xy[k, 1], rect, budget) if k.size else k
+            painter.setFont(self.bold)
+            fmb = QFontMetricsF(self.bold)
+            for j in inside.tolist():
+                so = ov.switches[ids[j]]
+                p = tr.map(QPointF(xy[k[j], 0], xy[k[j], 1]))
+                text = f"{so.label}  {so.pipelines_label}"
+                w = fmb.horizontalAdvance(text)
+                box = QRectF(p.x() - w / 2 - 3, p.y() - 12 * min(scale, 1.5) - fmb.height() - 6, w + 6, fmb.height() + 2)
+                painter.setBrush(qcolor(colours.label_background))
+                painter.setPen(QPen(QColor(so.colour), 1.5))
+                painter.drawRoundedRect(box, 3, 3)
+                painter.setPen(QColor(so.colour if so.violated else colours.label))
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                self.drawn += 1
+                budget -= 1
+            painter.setFont(self.font)
+        # link labels: load/capacity with an overlay; zoomed out only the loaded ones, if few
+        seg = ctl.link_segments
+        if ov is not None and ov.link_count == seg.shape[0] and seg.shape[0] and budget > 0:
+            mx = (seg[:, 0] + seg[:, 2]) / 2
+            my = (seg[:, 1] + seg[:, 3]) / 2
+            pick = geo.pick_labels(mx, my, rect, budget)
+            if lod != "near":  # zoomed out: the loaded links only, when few are on screen
+                pick = pick[ov.link_load[pick].max(axis=1) > 0] if pick.size <= 400 else pick[:0]
+            elif scale < 2.0:  # idle links get their "0/capacity" only when zoomed right in
+                pick = pick[ov.link_load[pick].max(axis=1) > 0]
+            background = qcolor(colours.label_background)
+            for i in pick.tolist():
+                text = ov.link_label(i)
+                p = tr.map(QPointF(mx[i], my[i]))
+                w = fm.horizontalAdvance(text)
+                box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(background)
+                painter.drawRect(box)
+                violated = bool(ov.link_violated[i])
+                painter.setPen(QColor(COLOURS[int(ov.link_class[i])] if violated else colours.label))
+                painter.setFont(self.bold if violated else self.font)
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                self.drawn += 1
+            painter.setFont(self.font)
+        # port numbers at switch ends, near zoom only
+        if lod == "near" and seg.shape[0]:
+            painter.setPen(QColor(colours.label))
+            painter.setFont(self.small)
+            ends = ctl.port_labels()
+            if ends.shape[0]:
+                pick = geo.pick_labels(ends[:, 0], ends[:, 1], rect, geo.MAX_LABELS)
+                for i in pick.tolist():
+                    p = tr.map(QPointF(ends[i, 0], ends[i, 1]))
+                    painter.drawText(QPointF(p.x() - 3, p.y() + 3), str(int(ends[i, 2])))
+        painter.restore()
+
+
+class LinkItem:
+    """A handle on one link of the canvas: its pen, label and tooltip as painted now."""
+
+    def __init__(self, ctl: CanvasScene, index: int) -> None:
+        self._ctl = ctl
+        self.index = index
+
+    def pen(self) -> QPen:
+        return self._ctl.link_layer.pen_for(self.index)
+
+    def colour(self) -> str:
+        return self.pen().color().name()
+
+    def label_text(self) -> str:
+        return self._ctl.link_label(self.index)
+
+    def toolTip(self) -> str:  # noqa: N802
+        return self._ctl.link_tooltip(self.index)
+
+    def line(self) -> QLineF:
+        s = self._ctl.link_segments[self.index]
+        return QLineF(float(s[0]), float(s[1]), float(s[2]), float(s[3]))
+
+    def isSelected(self) -> bool:  # noqa: N802
+        return self.index in self._ctl.selected_links
+
+    def is_violated(self) -> bool:
+        ov = self._ctl.overlay
+        return bool(ov is not None and ov.link_violated[self.index])

@@ -1,0 +1,556 @@
+"""The scene: listens to the :class:`ScenarioDocument` and mirrors it in graphics items.
+
+It owns no data of its own beyond what it draws: node items keyed by id, numpy arrays of node
+positions and link end points (fed to the layers), the link selection, the job highlight and the
+current overlay. Edits never happen here: a finished drag is reported with ``nodes_dragged`` and the
+controller turns it into an undoable command.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import shiboken6
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPen, QTransform
+from PySide6.QtWidgets import (
+    QGraphicsScene,
+    QGraphicsSceneHelpEvent,
+    QGraphicsSceneMouseEvent,
+    QToolTip,
+)
+
+from inaplanner.errors import InaplannerError
+from inaplanner.gui.canvas import geometry as geo
+from inaplanner.gui.canvas.items import (
+    FlowLayer,
+    LabelLayer,
+    LinkItem,
+    LinkLayer,
+    NodeDotsLayer,
+    NodeItem,
+)
+from inaplanner.gui.overlay import Overlay, fmt
+from inaplanner.gui.theme import LIGHT, CanvasColours
+from inaplanner.model import Switch
+from inaplanner.model.document import DocEvent, ScenarioDocument
+
+MARGIN = 120.0
+HIT_PIXELS = 6.0  # how close (pixels) a click must be to pick a link
+
+
+class CanvasScene(QGraphicsScene):
+    """Graphics mirror of a document."""
+
+    nodes_dragged = Signal(dict)  # {node id: (x, y)} after the user dragged nodes
+    link_selection_changed = Signal()
+    overlay_changed = Signal(object)  # the new Overlay or None
+
+    def __init__(self, document: ScenarioDocument, colours: CanvasColours = LIGHT, parent=None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.colours = colours
+        self.overlay: Overlay | None = None
+        self.snap_to_grid = False
+        self.grid = 20.0
+        self.selected_links: set[int] = set()
+        self.highlighted: dict[str, str] = {}  # node id -> colour (job highlight)
+        self.items_by_id: dict[str, NodeItem] = {}
+        self.node_ids: list[str] = []
+        self.node_index: dict[str, int] = {}
+        self.node_is_switch: list[bool] = []
+        self.node_xy = np.zeros((0, 2))
+        self.link_a = np.zeros(0, dtype=np.int64)
+        self.link_b = np.zeros(0, dtype=np.int64)
+        self.link_segments = np.zeros((0, 4))
+        self.link_capacity = np.zeros(0)
+        self.link_ends: list[tuple[str, str]] = []
+        self.node_colour: list[str] = []  # what the far-zoom dots layer paints each node with
+        self._ports: np.ndarray | None = None
+        self._syncing = False
+        self._pressed = False
+        self.simple = False
+        self._ps_ids: set[str] = set()
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.setBackgroundBrush(QColor(colours.background))
+        self.link_layer = LinkLayer(self)
+        self.flow_layer = FlowLayer(self)
+        self.label_layer = LabelLayer(self)
+        self.dots_layer = NodeDotsLayer(self)
+        for layer in (self.link_layer, self.flow_layer, self.label_layer, self.dots_layer):
+            self.addItem(layer)
+        self.selectionChanged.connect(self._selection_changed)
+        unsubscribe = document.subscribe(self._on_event)
+        self._unsubscribe = unsubscribe
+        self.destroyed.connect(lambda *_: unsubscribe())
+        self.rebuild()
+
+    def _selection_changed(self) -> None:
+        # Qt emits selectionChanged while it tears the scene down, after the layers are deleted
+        if shiboken6.isValid(self.dots_layer):
+            self.dots_layer.invalidate()
+
+    # ---- building ----------------------------------------------------------------------------
+
+    def detach(self) -> None:
+        self._unsubscribe()
+
+    def rebuild(self) -> None:
+        """Throw every node item away and build the scene again from the document."""
+        self._syncing = True
+        try:
+            for item in self.items_by_id.values():
+                self.removeItem(item)
+            self.items_by_id = {}
+            sc = self.document.scenario
+            n = len(sc.nodes)
+            # a fixed BSP depth: Qt's automatic choice re-partitions as items come and go
+            self.setBspTreeDepth(int(min(12, max(4, np.ceil(np.log2(max(n, 1)) / 1.5)))))
+            for node in sc.nodes:
+                self._add_item(node)
+            self.selected_links.clear()
+        finally:
+            self._syncing = False
+        self._refresh_arrays()
+        self._ps_ids = self._roles()[1]
+        self.restyle_nodes()
+
+    def _add_item(self, node) -> NodeItem:
+        pos = node.pos if node.pos is not None else (0.0, 0.0)
+        item = NodeItem(self, node.id, pos)
+        if self.simple:
+            item.set_simple(True)
+        self.items_by_id[node.id] = item
+        self.addItem(item)
+        return item
+
+    def _refresh_arrays(self) -> None:
+        """Node positions and link end points as arrays, from the document."""
+        sc = self.document.scenario
+        self.node_ids = [n.id for n in sc.nodes]
+        self.node_index = {nid: i for i, nid in enumerate(self.node_ids)}
+        self.node_is_switch = [isinstance(n, Switch) for n in sc.nodes]
+        xy = np.array([n.pos if n.pos is not None else (0.0, 0.0) for n in sc.nodes], dtype=float)
+        self.node_xy = xy.reshape(-1, 2)
+        idx = self.node_index
+        self.link_a = np.fromiter((idx[lk.a] for lk in sc.links), dtype=np.int64, count=len(sc.links))
+        self.link_b = np.fromiter((idx[lk.b] for lk in sc.links), dtype=np.int64, count=len(sc.links))
+        self.link_capacity = np.fromiter((lk.capacity for lk in sc.links), dtype=float, count=len(sc.links))
+        self.link_ends = [(lk.a, lk.b) for lk in sc.links]
+        if len(self.node_colour) != len(self.node_ids):
+            self.node_colour = [self.colours.outline] * len(self.node_ids)
+        self._update_segments()
+
+    def _update_segments(self, grow: bool = False) -> None:
+        xy = self.node_xy
+        self.link_segments = np.column_stack([xy[self.link_a], xy[self.link_b]]).reshape(-1, 4)
+        self._ports = None
+        self._update_rect(grow)
+        self.link_layer.invalidate()
+        self.flow_layer.invalidate()
+        self.dots_layer.invalidate()
+        self.label_layer.update()
+
+    def _update_rect(self, grow: bool = False) -> None:
+        if self.node_xy.shape[0]:
+            lo = self.node_xy.min(axis=0)
+            hi = self.node_xy.max(axis=0)
+            rect = QRectF(lo[0] - MARGIN, lo[1] - MARGIN, hi[0] - lo[0] + 2 * MARGIN, hi[1] - lo[1] + 2 * MARGIN)
+        else:
+            rect = QRectF(-400, -300, 800, 600)
+        for layer in (self.link_layer, self.flow_layer, self.label_layer, self.dots_layer):
+            layer.set_rect(rect)
+        self.setSceneRect(rect.united(self.sceneRect()) if grow else rect)
+
+    def content_rect(self) -> QRectF:
+        """The rectangle holding every node (plus a margin)."""
+        return self.link_layer.boundingRect()
+
+    # ---- styling -----------------------------------------------------------------------------
+
+    def set_colours(self, colours: CanvasColours) -> None:
+        self.colours = colours
+        self.setBackgroundBrush(QColor(colours.background))
+        self.restyle_nodes()
+        self.link_layer.invalidate()
+        self.update()
+
+    def _roles(self) -> tuple[set[str], set[str]]:
+        workers: set[str] = set()
+        pss: set[str] = set()
+        for j in self.document.scenario.jobs:
+            workers.update(j.workers)
+            pss.update(j.parameter_servers)
+        return workers, pss
+
+    def restyle_nodes(self, ids: list[str] | set[str] | None = None) -> None:
+        """Shape, fill and outline of node items from the document, overlay and job highlight."""
+        sc = self.document.scenario
+        c = self.colours
+        pss = self._ps_ids
+        brushes = {
+            "host": QBrush(QColor(c.host)),
+            "ps": QBrush(QColor(c.ps)),
+            "switch": QBrush(QColor(c.switch)),
+            "programmable": QBrush(QColor(c.programmable)),
+        }
+        plain = QPen(QColor(c.outline), 1.2)
+        plain.setCosmetic(True)
+        dot_colours = {k: b.color().darker(135).name() for k, b in brushes.items()}
+        if len(self.node_colour) != len(self.node_ids):
+            self.node_colour = [c.outline] * len(self.node_ids)
+        ov = self.overlay
+        for nid in ids if ids is not None else self.node_ids:
+            item = self.items_by_id.get(nid)
+            if item is None:
+                continue
+            node = sc.node(nid)
+            if isinstance(node, Switch):
+                kind = "programmable" if node.programmable else "switch"
+                pipes = node.pipelines if node.programmable else 0
+            else:
+                kind = "ps" if nid in pss else "host"
+                pipes = 0
+            pen = plain
+            so = ov.switch(nid) if ov is not None else None
+            if so is not None:
+                pen = QPen(QColor(so.colour), 3.0)
+                pen.setCosmetic(True)
+            if nid in self.highlighted:
+                pen = QPen(QColor(self.highlighted[nid]), 3.5)
+                pen.setCosmetic(True)
+            item.style(kind, pipes, brushes[kind], pen)
+            k = self.node_index.get(nid)
+            if k is not None:
+                self.node_colour[k] = pen.color().name() if pen is not plain else dot_colours[kind]
+        self.dots_layer.invalidate()
+
+    # ---- document events ---------------------------------------------------------------------
+
+    def _on_event(self, ev: DocEvent) -> None:
+        kind = ev.kind
+        if kind == "reset":
+            self.clear_overlay()
+            self.highlighted.clear()
+            self.rebuild()
+            return
+        if kind == "nodes_moved":
+            self._sync_positions(ev.ids)
+            return
+        if kind in ("node_added", "node_removed", "link_added", "link_removed"):
+            self._sync_structure()
+            self.clear_overlay()
+            return
+        if kind == "node_changed":
+            if len(ev.ids) == 2 and ev.ids[0] in self.items_by_id and ev.ids[1] not in self.items_by_id:
+                old, new = ev.ids
+                item = self.items_by_id.pop(old)
+                item.node_id = new
+                self.items_by_id[new] = item
+                if old in self.highlighted:
+                    self.highlighted[new] = self.highlighted.pop(old)
+                self._refresh_arrays()
+            self.clear_overlay()
+            self.restyle_nodes([i for i in ev.ids if i in self.items_by_id])
+            self.label_layer.update()
+            return
+        if kind == "link_changed":
+            self.link_capacity = np.fromiter(
+                (lk.capacity for lk in self.document.scenario.links), dtype=float, count=len(self.document.scenario.links)
+            )
+            self._ports = None
+            self.clear_overlay()
+            self.link_layer.invalidate()
+            self.label_layer.update()
+            return
+        if kind == "job_changed":
+            self.clear_overlay()
+            before = self._ps_ids
+            self._ps_ids = self._roles()[1]
+            self.restyle_nodes(before ^ self._ps_ids)
+
+    def _sync_structure(self) -> None:
+        """Add and remove node items to match the document (keyed by id; cheap for big scenes)."""
+        sc = self.document.scenario
+        want = {n.id: n for n in sc.nodes}
+        self._syncing = True
+        try:
+            for nid in [i for i in self.items_by_id if i not in want]:
+                self.removeItem(self.items_by_id.pop(nid))
+                self.highlighted.pop(nid, None)
+            added = [n for nid, n in want.items() if nid not in self.items_by_id]
+            for node in added:
+                self._add_item(node)
+        finally:
+            self._syncing = False
+        self.selected_links.clear()
+        self.link_selection_changed.emit()
+        self._refresh_arrays()
+        self.restyle_nodes([n.id for n in added])
+
+    def _sync_positions(self, ids: tuple[str, ...]) -> None:
+        sc = self.document.scenario
+        self._syncing = True
+        try:
+            for nid in ids:
+                item = self.items_by_id.get(nid)
+                node = sc.node(nid)
+                if item is not None and node.pos is not None:
+                    if item.pos() != QPointF(*node.pos):
+                        item.setPos(node.pos[0], node.pos[1])
+                    self.node_xy[self.node_index[nid]] = node.pos
+        finally:
+            self._syncing = False
+        self._update_segments()
+
+    def _follow_drag(self) -> None:
+        """Selected node items moved under the mouse: snap them and let their links follow."""
+        moved = False
+        g = self.grid
+        for item in self.selectedItems():
+            if not isinstance(item, NodeItem):
+                continue
+            p = item.pos()
+            if self.snap_to_grid:
+                q = QPointF(round(p.x() / g) * g, round(p.y() / g) * g)
+                if q != p:
+                    item.setPos(q)
+                    p = q
+            k = self.node_index.get(item.node_id)
+            if k is not None and (self.node_xy[k, 0] != p.x() or self.node_xy[k, 1] != p.y()):
+                self.node_xy[k] = (p.x(), p.y())
+                moved = True
+        if moved:
+            self._update_segments(grow=True)
+
+    def set_simple(self, simple: bool) -> None:
+        """Zoomed far out, one layer draws every node as a box (a fraction of the painting work);
+        the node items stay for selection and dragging but paint nothing."""
+        if simple == self.simple:
+            return
+        self.simple = simple
+        for item in self.items_by_id.values():
+            item.set_simple(simple)
+        self.dots_layer.setVisible(simple)
+        self.dots_layer.invalidate()
+
+    # ---- overlay -----------------------------------------------------------------------------
+
+    def set_overlay(self, overlay: Overlay | None) -> None:
+        if overlay is not None:
+            ends = self.link_ends
+            if overlay.link_count != len(ends) or overlay.link_ends != ends:
+                raise InaplannerError(
+                    "the overlay was made for another version of the scenario (its links differ); "
+                    "evaluate the plan again"
+                )
+        before = set(self.overlay.switches) if self.overlay is not None else set()
+        self.overlay = overlay
+        self.link_layer.invalidate()
+        self.flow_layer.invalidate()
+        self.restyle_nodes(before | (set(overlay.switches) if overlay is not None else set()))
+        self.label_layer.update()
+        self.update()
+        self.overlay_changed.emit(overlay)
+
+    def clear_overlay(self) -> None:
+        if self.overlay is not None:
+            self.set_overlay(None)
+
+    def set_task_filter(self, task: str | None) -> None:
+        if self.overlay is None:
+            return
+        self.overlay = self.overlay.with_filter(task)
+        self.flow_layer.invalidate()
+        self.label_layer.update()
+        self.overlay_changed.emit(self.overlay)
+
+    # ---- selection ---------------------------------------------------------------------------
+
+    def selected_node_ids(self) -> list[str]:
+        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def select(self, node_ids: list[str] = (), links: list[int] = (), add: bool = False) -> None:
+        if not add:
+            self.clearSelection()
+            self.selected_links.clear()
+        for nid in node_ids:
+            item = self.items_by_id.get(nid)
+            if item is not None:
+                item.setSelected(True)
+        self.selected_links.update(int(i) for i in links)
+        self.link_layer.invalidate()
+        self.link_selection_changed.emit()
+
+    def toggle_link(self, index: int, add: bool) -> None:
+        if not add:
+            self.clearSelection()
+            self.selected_links = {index}
+        elif index in self.selected_links:
+            self.selected_links.discard(index)
+        else:
+            self.selected_links.add(index)
+        self.link_layer.invalidate()
+        self.link_selection_changed.emit()
+
+    def clear_link_selection(self) -> None:
+        if self.selected_links:
+            self.selected_links.clear()
+            self.link_layer.invalidate()
+            self.link_selection_changed.emit()
+
+    def highlight(self, colours: dict[str, str]) -> None:
+        """Outline these nodes (id -> colour), e.g. a job's workers and PSs; {} clears."""
+        before = set(self.highlighted)
+        self.highlighted = dict(colours)
+        self.restyle_nodes(sorted(before | set(colours)))
+
+    # ---- lookups for items, tooltips and tests -----------------------------------------------
+
+    def node_item(self, node_id: str) -> NodeItem:
+        return self.items_by_id[node_id]
+
+    def link_item(self, index: int) -> LinkItem:
+        if not 0 <= index < self.link_segments.shape[0]:
+            raise IndexError(f"no link number {index}")
+        return LinkItem(self, index)
+
+    def link_at(self, pos: QPointF, scale: float) -> int | None:
+        return geo.nearest_segment(pos.x(), pos.y(), self.link_segments, HIT_PIXELS / max(scale, 1e-6))
+
+    def node_label(self, node_id: str) -> str:
+        so = self.overlay.switch(node_id) if self.overlay is not None else None
+        if so is not None:
+            return f"{node_id}\n{so.label} {so.pipelines_label}"
+        return node_id
+
+    def node_tooltip(self, node_id: str) -> str:
+        sc = self.document.scenario
+        node = sc.node(node_id)
+        rows: list[str] = []
+        if isinstance(node, Switch):
+            head = f"switch {node.id}" + (f" ({node.tier})" if node.tier else "")
+            rows.append(head)
+            if node.programmable:
+                cap = "line rate" if node.aggregation_capacity is None else f"{fmt(node.aggregation_capacity)} Gbps"
+                rows.append(f"programmable, {node.pipelines} pipeline(s), aggregation capacity {cap}")
+                if node.aggregators is not None:
+                    rows.append(f"{node.aggregators} aggregator slots per pipeline")
+                if node.target:
+                    rows.append(f"target {node.target}")
+            ports = sc.switch_ports(node.id)
+            if ports:
+                rows.append(f"ports {', '.join(str(p) for p in ports)}")
+        else:
+            roles = []
+            for j in sc.jobs:
+                if node.id in j.workers:
+                    roles.append(f"worker of {j.id}")
+                if node.id in j.parameter_servers:
+                    roles.append(f"PS of {j.id}")
+            rows.append(f"host {node.id}" + (f": {', '.join(roles)}" if roles else ""))
+        if self.overlay is not None:
+            so = self.overlay.switch(node_id)
+            if so is not None:
+                rows.append(so.tooltip)
+            for ti, role in self.overlay.roles.get(node_id, []):
+                rows.append(f"{role} of task {self.overlay.tasks[ti]} at {fmt(self.overlay.task_rates[ti])} Gbps")
+        return "\n".join(rows)
+
+    def link_label(self, index: int) -> str:
+        if self.overlay is not None:
+            return self.overlay.link_label(index)
+        return fmt(float(self.link_capacity[index]))
+
+    def link_tooltip(self, index: int) -> str:
+        if self.overlay is not None:
+            return self.overlay.link(index).tooltip
+        lk = self.document.scenario.links[index]
+        ports = []
+        for end, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+            if port is not None:
+                ports.append(f"{end} port {port}")
+        bg = "" if lk.background == (0.0, 0.0) else f", background {fmt(lk.background[0])}/{fmt(lk.background[1])}"
+        return f"link {lk.a} - {lk.b}: {fmt(lk.capacity)} Gbps{bg}" + (f"\n{', '.join(ports)}" if ports else "")
+
+    def port_labels(self) -> np.ndarray:
+        """Rows (x, y, port) placing each switch port number a little way along its link."""
+        if self._ports is None:
+            sc = self.document.scenario
+            rows = []
+            seg = self.link_segments
+            for i, lk in enumerate(sc.links):
+                for port, (x0, y0, x1, y1) in (
+                    (lk.a_port, seg[i]),
+                    (lk.b_port, seg[i][[2, 3, 0, 1]]),
+                ):
+                    if port is None:
+                        continue
+                    d = float(np.hypot(x1 - x0, y1 - y0)) or 1.0
+                    t = min(26.0 / d, 0.45)
+                    rows.append((x0 + t * (x1 - x0), y0 + t * (y1 - y0), port))
+            self._ports = np.array(rows, dtype=float).reshape(-1, 3)
+        return self._ports
+
+    # ---- mouse -------------------------------------------------------------------------------
+
+    def _view_scale(self, event) -> float:
+        w = event.widget()
+        view = w.parent() if w is not None else None
+        return view.transform().m11() if view is not None and hasattr(view, "transform") else 1.0
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton:
+            scale = self._view_scale(event)
+            item = self.itemAt(event.scenePos(), QTransform.fromScale(scale, scale))
+            if not isinstance(item, NodeItem):
+                hit = self.link_at(event.scenePos(), scale)
+                add = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+                if hit is not None:
+                    self.toggle_link(hit, add)
+                    event.accept()
+                    return
+                if not add:
+                    self.clear_link_selection()
+            self._pressed = True
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        super().mouseMoveEvent(event)
+        if self._pressed and event.buttons() & Qt.MouseButton.LeftButton:
+            self._follow_drag()
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        super().mouseReleaseEvent(event)
+        if event.button() != Qt.MouseButton.LeftButton or not self._pressed:
+            return
+        self._follow_drag()
+        sc = self.document.scenario
+        moved: dict[str, tuple[float, float]] = {}
+        for item in self.selectedItems():
+            if isinstance(item, NodeItem):
+                p = item.pos()
+                node = sc.node(item.node_id)
+                if node.pos is None or (abs(node.pos[0] - p.x()) > 1e-9 or abs(node.pos[1] - p.y()) > 1e-9):
+                    moved[item.node_id] = (p.x(), p.y())
+        self._pressed = False
+        if moved:
+            self.nodes_dragged.emit(moved)
+
+    def helpEvent(self, event: QGraphicsSceneHelpEvent) -> None:  # noqa: N802
+        scale = 1.0
+        w = event.widget()
+        if w is not None and w.parent() is not None and hasattr(w.parent(), "transform"):
+            scale = w.parent().transform().m11()
+        item = self.itemAt(event.scenePos(), QTransform.fromScale(scale, scale))
+        text = ""
+        if isinstance(item, NodeItem):
+            text = item.toolTip()
+        else:
+            hit = self.link_at(event.scenePos(), scale)
+            if hit is not None:
+                text = self.link_tooltip(hit)
+        if text:
+            QToolTip.showText(event.screenPos(), text, w)
+        else:
+            QToolTip.hideText()
+        event.setAccepted(bool(text))

@@ -1,0 +1,217 @@
+"""What the Monitor mode shows, as plain data (no Qt): the observed-load overlay for the canvas,
+per-link planned vs observed rows, the time series of each directed link, and the alerts.
+
+The overlay is the canvas overlay type (:class:`inaplanner.gui.overlay.Overlay`) filled with
+observed loads, coloured with the planner overlay's scale (idle grey, green-to-yellow ramp below
+80 %, orange to 100 %, red above); a link not measured in the last poll is drawn idle and labelled
+``-``. Its tooltips put planned and observed side by side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from inaplanner.gui.overlay import (
+    FULL,
+    FlowSegments,
+    LinkOverlay,
+    Overlay,
+    colour_class,
+    fmt,
+    width_for,
+)
+from inaplanner.model import Scenario
+from inaplanner.monitor.alerts import Alert, AlertRule, AlertTracker, deviation_share
+from inaplanner.monitor.series import Snapshot
+
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class ObservedLink(LinkOverlay):
+    """A link of the monitor overlay: observed figures plus the plan's, for the tooltip."""
+
+    planned: tuple[float, float] | None = None
+
+    @property
+    def tooltip(self) -> str:
+        rows = [f"link {self.a} - {self.b}, capacity {fmt(self.capacity)} Gbps (observed)"]
+        for d, (src, dst) in enumerate(((self.a, self.b), (self.b, self.a))):
+            load, util = self.load[d], self.utilisation[d]
+            if math.isnan(load):
+                obs = "not measured"
+            else:
+                pct = "inf" if math.isinf(util) else f"{util * 100:.1f} %"
+                obs = f"{load:.4g} Gbps ({pct})"
+            plan = "" if self.planned is None else f"; planned {self.planned[d]:.4g} Gbps"
+            rows.append(f"{src} -> {dst}: observed {obs}{plan}")
+        if self.violated:
+            rows.append("OVER CAPACITY")
+        return "\n".join(rows)
+
+
+@dataclass
+class MonitorOverlay(Overlay):
+    """The canvas overlay of observed loads (NaN where not measured)."""
+
+    planned: np.ndarray | None = None  # (L, 2)
+
+    def link(self, index: int) -> ObservedLink:
+        base = super().link(index)
+        planned = None
+        if self.planned is not None:
+            planned = (float(self.planned[index, 0]), float(self.planned[index, 1]))
+        fields = {f: getattr(base, f) for f in base.__dataclass_fields__}
+        return ObservedLink(**fields, planned=planned)
+
+    def with_filter(self, task: str | None) -> MonitorOverlay:
+        """Observed loads have no tasks: a task filter chosen elsewhere is ignored."""
+        return replace(self, task_filter=None)
+
+    def link_label(self, index: int) -> str:
+        row = self.link_load[index]
+        if np.all(np.isnan(row)):
+            return f"-/{fmt(float(self.link_capacity[index]))}"
+        return f"{fmt(float(np.nanmax(row)))}/{fmt(float(self.link_capacity[index]))}"
+
+
+def observed_overlay(sc: Scenario, loads: np.ndarray, planned: np.ndarray | None = None,
+                     title: str = "observed load") -> MonitorOverlay:
+    """The overlay of (L, 2) observed Gbps ``loads`` (NaN = not measured) on ``sc``."""
+    n = len(sc.links)
+    loads = np.asarray(loads, dtype=float).reshape(n, 2)
+    cap = np.array([lk.capacity for lk in sc.links], dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(cap[:, None] > 0, loads / np.where(cap[:, None] > 0, cap[:, None], 1.0),
+                        np.where(loads > 0, np.inf, 0.0))
+    util = np.where(np.isnan(loads), np.nan, util)
+    worst = np.nan_to_num(np.nanmax(np.where(np.isnan(util), -1.0, util), axis=1) if n else
+                          np.zeros(0), nan=0.0)
+    worst = np.maximum(worst, 0.0)
+    violated = worst > FULL + TOL
+    empty = np.zeros(0, dtype=np.int64)
+    return MonitorOverlay(
+        title=title,
+        link_load=loads,
+        link_capacity=cap,
+        link_util=util,
+        link_flows=np.zeros((n, 2), dtype=np.int64),
+        link_violated=violated,
+        link_class=colour_class(worst, violated),
+        link_width=width_for(cap),
+        link_ends=[(lk.a, lk.b) for lk in sc.links],
+        switches={},
+        tasks=[],
+        task_colours=[],
+        task_rates=[],
+        segments=FlowSegments(empty, empty, empty, np.zeros(0, dtype=bool)),
+        roles={},
+        # the canvas legend prints "objective X (kind)": for observed load, the busiest link
+        objective=float(worst.max()) if worst.size else 0.0,
+        objective_kind="observed: highest link load/capacity",
+        feasible=True,  # a plan's verdict; overloaded links are painted red all the same
+        planned=planned,
+    )
+
+
+@dataclass
+class LinkRow:
+    """One directed link in the monitor table."""
+
+    key: tuple[int, int]
+    name: str
+    observed: float | None
+    planned: float | None
+    capacity: float
+
+    @property
+    def utilisation(self) -> float | None:
+        if self.observed is None:
+            return None
+        return self.observed / self.capacity if self.capacity > 0 else math.inf
+
+    @property
+    def deviation(self) -> float | None:
+        if self.observed is None or self.planned is None:
+            return None
+        return deviation_share(self.observed, self.planned)
+
+
+@dataclass
+class MonitorModel:
+    """The state of one monitoring session (live or replayed) on one scenario."""
+
+    scenario: Scenario
+    planned: np.ndarray | None = None  # (L, 2) Gbps from the evaluator
+    rule: AlertRule = field(default_factory=AlertRule)
+    history: int = 3600
+
+    def __post_init__(self) -> None:
+        sc = self.scenario
+        self.names: dict[tuple[int, int], str] = {}
+        for li, lk in enumerate(sc.links):
+            self.names[(li, 0)] = f"{lk.a}->{lk.b}"
+            self.names[(li, 1)] = f"{lk.b}->{lk.a}"
+        self.capacity = np.array([lk.capacity for lk in sc.links], dtype=float)
+        self.reset()
+
+    def reset(self) -> None:
+        self.snapshots: deque[Snapshot] = deque(maxlen=self.history)
+        self.series: dict[tuple[int, int], tuple[deque[float], deque[float]]] = {}
+        self.tracker = AlertTracker(self.rule, self.capacity, self.planned, self.names)
+        self.alert_log: list[Alert] = []
+
+    def set_rule(self, rule: AlertRule) -> None:
+        self.rule = rule
+        self.tracker = AlertTracker(rule, self.capacity, self.planned, self.names)
+
+    def set_planned(self, planned: np.ndarray | None) -> None:
+        self.planned = planned
+        self.tracker = AlertTracker(self.rule, self.capacity, planned, self.names)
+
+    @property
+    def latest(self) -> Snapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def add(self, snap: Snapshot) -> list[Alert]:
+        """Take one snapshot (in time order); returns the alerts it started."""
+        self.snapshots.append(snap)
+        n = len(self.scenario.links)
+        for key, v in snap.rates.items():
+            if not 0 <= key[0] < n:
+                continue
+            ts, vs = self.series.setdefault(key, (deque(maxlen=self.history), deque(maxlen=self.history)))
+            ts.append(snap.t)
+            vs.append(v)
+        started = self.tracker.update(snap)
+        self.alert_log.extend(started)
+        return started
+
+    def loads(self, snap: Snapshot | None = None) -> np.ndarray:
+        snap = snap if snap is not None else self.latest
+        n = len(self.scenario.links)
+        return snap.loads(n) if snap is not None else np.full((n, 2), np.nan)
+
+    def overlay(self, snap: Snapshot | None = None) -> MonitorOverlay:
+        snap = snap if snap is not None else self.latest
+        title = "observed load" + (f" at t={snap.t:.1f}s" if snap is not None else "")
+        return observed_overlay(self.scenario, self.loads(snap), self.planned, title)
+
+    def rows(self, snap: Snapshot | None = None) -> list[LinkRow]:
+        """Every directed link, most loaded first (unmeasured last)."""
+        snap = snap if snap is not None else self.latest
+        rates = snap.rates if snap is not None else {}
+        out = []
+        for key, name in self.names.items():
+            planned = None if self.planned is None else float(self.planned[key])
+            out.append(LinkRow(key, name, rates.get(key), planned, float(self.capacity[key[0]])))
+        out.sort(key=lambda r: (r.utilisation is None, -(r.utilisation or 0.0), r.name))
+        return out
+
+    def series_of(self, key: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        ts, vs = self.series.get(key, ((), ()))
+        return np.fromiter(ts, float), np.fromiter(vs, float)

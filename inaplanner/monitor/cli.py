@@ -1,0 +1,241 @@
+"""``inaplanner monitor``: a live table of the most loaded links, recording and replay."""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from inaplanner.errors import InaplannerError
+from inaplanner.monitor.alerts import AlertRule, AlertTracker
+from inaplanner.monitor.recording import LinkInfo, load_recording, open_recorder
+from inaplanner.monitor.series import Snapshot
+from inaplanner.monitor.table import render_table
+
+CLEAR = "\x1b[H\x1b[2J"
+EMULATED_WINDOW = 2.0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    m = subparsers.add_parser(
+        "monitor",
+        help="watch the load of a deployed testbed: live table of the most loaded links",
+        description="Poll every switch of the testbed over P4Runtime (per-port counters) and show "
+        "the most loaded links, against the plan when one is given. --record keeps the run in a "
+        "CSV or SQLite file, --replay shows a recorded run. --emulate starts emulated switches, "
+        "deploys PLAN on them and makes their counters follow its rates, to try monitoring "
+        "without hardware.",
+    )
+    m.add_argument("--testbed", "-t", metavar="TOML", help="testbed.toml of the switches to poll")
+    m.add_argument("--plan", "-p", metavar="PLAN", help="the deployed plan: compare with it")
+    m.add_argument("--scenario", "-s", metavar="S",
+                   help="scenario file (default: the one the plan names or whose hash it carries)")
+    m.add_argument("--replay", metavar="FILE", help="show a recorded run instead of polling")
+    m.add_argument("--record", metavar="FILE", help="record the run (.csv, or .sqlite/.db)")
+    m.add_argument("--interval", type=float, default=1.0, metavar="S",
+                   help="seconds between polls (default 1)")
+    m.add_argument("--window", type=float, metavar="S",
+                   help="average each rate over about S seconds (default: the last interval; "
+                   f"with --emulate {EMULATED_WINDOW:g} s, as the emulated switches share this "
+                   "process and their reading times jitter more)")
+    m.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    m.add_argument("--top", type=int, default=10, metavar="N", help="links shown (default 10)")
+    m.add_argument("--threshold", type=float, default=0.9, metavar="SHARE",
+                   help="alert when a link stays above this share of capacity (default 0.9)")
+    m.add_argument("--deviation", type=float, default=0.2, metavar="SHARE",
+                   help="alert when a link deviates from the plan by more (default 0.2)")
+    m.add_argument("--hold", type=float, default=3.0, metavar="S",
+                   help="how long a condition must last to alert (default 3 s)")
+    m.add_argument("--emulate", action="store_true",
+                   help="start emulated switches for the scenario, deploy PLAN, drive counters")
+    m.add_argument("--noise", type=float, default=0.0, metavar="SHARE",
+                   help="with --emulate: random noise on the counters, in [0, 1)")
+    m.add_argument("--hot", action="append", default=[], metavar="SRC->DST=F",
+                   help="with --emulate: multiply a link's rate by F (A-B=F for both directions)")
+    m.add_argument("--speed", type=float, default=1.0, metavar="X",
+                   help="with --replay: playback speed (0 = no pauses)")
+    m.add_argument("--plain", action="store_true", help="never clear the screen between frames")
+    m.set_defaults(func=run_monitor)
+
+
+def _scenario_and_plan(args: argparse.Namespace, need_scenario: bool):
+    from inaplanner.io.formats import load_any
+    from inaplanner.io.native import load_plan
+    from inaplanner.report.scenario_lookup import find_scenario
+
+    plan = load_plan(args.plan) if args.plan else None
+    scenario = load_any(args.scenario) if args.scenario else None
+    if scenario is None and plan is not None:
+        scenario = find_scenario(plan, args.plan)
+    if scenario is None and need_scenario:
+        raise InaplannerError("monitoring needs the scenario: give --scenario FILE (or a --plan "
+                              "whose scenario lies beside it)")
+    return scenario, plan
+
+
+class _Screen:
+    def __init__(self, plain: bool) -> None:
+        self.ansi = not plain and sys.stdout.isatty()
+
+    def show(self, text: str) -> None:
+        if self.ansi:
+            sys.stdout.write(CLEAR + text + "\n")
+        else:
+            sys.stdout.write(text + "\n\n")
+        sys.stdout.flush()
+
+
+def run_monitor(args: argparse.Namespace) -> int:
+    if not args.interval > 0:
+        raise InaplannerError("--interval must be > 0")
+    if args.replay:
+        return _replay(args)
+    if args.emulate:
+        if not args.plan:
+            raise InaplannerError("--emulate needs --plan (the plan the emulated switches follow)")
+    elif not args.testbed:
+        raise InaplannerError("give --testbed TOML (or --replay FILE, or --emulate --plan PLAN)")
+    scenario, plan = _scenario_and_plan(args, need_scenario=True)
+    planned = None
+    if plan is not None:
+        from inaplanner.monitor.series import planned_loads
+
+        planned = planned_loads(scenario, plan)
+    if args.emulate:
+        with tempfile.TemporaryDirectory(prefix="inaplanner-emulated-") as tmp:
+            tb = _start_emulated(args, scenario, plan, Path(tmp))
+            try:
+                return _live(args, scenario, tb.inventory, planned)
+            finally:
+                tb.stop()
+    from inaplanner.testbed.inventory import check_against_scenario, load_inventory
+
+    inventory = load_inventory(args.testbed)
+    check_against_scenario(inventory, scenario)
+    return _live(args, scenario, inventory, planned)
+
+
+def _start_emulated(args, scenario, plan, directory: Path):
+    from inaplanner.deploy.deployer import deploy
+    from inaplanner.deploy.emulated import start_emulated_testbed
+    from inaplanner.monitor.drive import drive_plan, parse_hot
+
+    hot = parse_hot(args.hot, scenario)
+    if not 0.0 <= args.noise < 1.0:
+        raise InaplannerError("--noise must be in [0, 1)")
+    tb = start_emulated_testbed(scenario, directory / "testbed.toml",
+                                switch_ids=[s.id for s in scenario.switches()])
+    try:
+        report = deploy(scenario, plan, tb.inventory)
+        if not report.ok:
+            raise InaplannerError("deploying the plan on the emulated switches failed:\n"
+                                  + report.text())
+        drive_plan(tb.handles, scenario, tb.inventory, plan, noise=args.noise, hot=hot)
+    except BaseException:
+        tb.stop()
+        raise
+    print(f"emulated {len(tb.handles)} switches on 127.0.0.1; plan deployed; counters follow "
+          "its rates" + (f" (noise {args.noise:g})" if args.noise else "")
+          + (f"; hot: {', '.join(args.hot)}" if args.hot else ""), file=sys.stderr)
+    return tb
+
+
+def _rule(args: argparse.Namespace) -> AlertRule:
+    try:
+        return AlertRule(threshold=args.threshold, deviation=args.deviation, hold_s=args.hold)
+    except ValueError as exc:
+        raise InaplannerError(str(exc)) from None
+
+
+def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
+    from inaplanner.io.native import scenario_sha256
+    from inaplanner.monitor.poller import Poller
+
+    window = args.window if args.window is not None else (EMULATED_WINDOW if args.emulate else 0.0)
+    if window < 0:
+        raise InaplannerError("--window must be >= 0")
+    poller = Poller(scenario, inventory, interval=args.interval, window=window)
+    links = poller.link_infos()
+    recorder = None
+    if args.record:
+        meta = {"scenario": scenario.name, "scenario_sha256": scenario_sha256(scenario),
+                "interval": args.interval, "window": window, "started": time.time()}
+        recorder = open_recorder(args.record, meta, links)
+        poller.recorder = recorder
+    tracker = AlertTracker(_rule(args), np.array([lk.capacity for lk in scenario.links]), planned,
+                           {k: v.name for k, v in links.items()})
+    snaps: queue.Queue[Snapshot] = queue.Queue()
+    poller.add_listener(snaps.put)
+    screen = _Screen(args.plain)
+    alerts_seen = 0
+    polls = 0
+    deadline = time.monotonic() + args.duration if args.duration else None
+    poller.start()
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            try:
+                snap = snaps.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            polls += 1
+            new = tracker.update(snap)
+            alerts_seen += len(new)
+            screen.show(render_table(snap, links, planned, args.top,
+                                     list(tracker.active.values()), title="inaplanner monitor"))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        poller.stop()
+        if recorder is not None:
+            recorder.close()
+    health = poller.health()
+    bad = [h for h in health.values() if h.state != "ok"]
+    print(f"{polls} polls of {len(health)} switches; {alerts_seen} alerts"
+          + (f"; not answering at the end: {', '.join(h.switch for h in bad)}" if bad else "")
+          + (f"; recorded to {args.record}" if args.record else ""), file=sys.stderr)
+    for h in bad:
+        print(f"  {h.switch} ({h.address}): {h.last_error}", file=sys.stderr)
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from inaplanner.io.native import scenario_sha256
+
+    rec = load_recording(args.replay)
+    scenario, plan = _scenario_and_plan(args, need_scenario=False)
+    planned = None
+    if plan is not None and scenario is not None:
+        from inaplanner.monitor.series import planned_loads
+
+        if rec.meta.get("scenario_sha256") not in (None, scenario_sha256(scenario)):
+            print("inaplanner: warning: the recording was made on another version of the "
+                  "scenario", file=sys.stderr)
+        planned = planned_loads(scenario, plan)
+    links: dict[tuple[int, int], LinkInfo] = dict(rec.links)
+    n_links = 1 + max((k[0] for k in links), default=-1)
+    capacity = np.zeros(n_links)
+    for (li, _d), info in links.items():
+        capacity[li] = info.capacity
+    if planned is not None and planned.shape[0] != n_links:
+        planned = None
+    tracker = AlertTracker(_rule(args), capacity, planned, {k: v.name for k, v in links.items()})
+    screen = _Screen(args.plain)
+    prev_t = None
+    title = f"replay of {args.replay}"
+    try:
+        for snap in rec.snapshots:
+            if prev_t is not None and args.speed > 0:
+                time.sleep(max(0.0, (snap.t - prev_t) / args.speed))
+            prev_t = snap.t
+            tracker.update(snap)
+            screen.show(render_table(snap, links, planned, args.top,
+                                     list(tracker.active.values()), title=title))
+    except KeyboardInterrupt:
+        pass
+    print(f"{len(rec.snapshots)} polls replayed", file=sys.stderr)
+    return 0

@@ -1,0 +1,277 @@
+"""The poller: reads every switch's per-port counters over P4Runtime at a fixed interval in a
+background thread and turns them into per-direction link rates.
+
+* One read-only P4Runtime channel per switch (Read needs no arbitration, so monitoring never
+  disturbs the controller that is primary). The counters are found by alias in the P4Info the
+  switch itself reports (``rx_port_counter`` / ``tx_port_counter``); only the cells of mapped ports
+  are read.
+* All switches are read in parallel, each with its own deadline, so a switch that hangs delays no
+  other. A switch that fails is marked stale, its counter baselines are dropped (it may come back
+  reset), and it is retried with exponential backoff (``backoff_base`` doubling up to
+  ``backoff_max``); on success it is fresh again after one baseline reading.
+* Rates come from :class:`inaplanner.monitor.rates.RateTracker` (wrap and reset safe); each
+  directed link takes the sender's tx counter, or the receiver's rx counter when the sender has
+  no rate this poll (:mod:`inaplanner.monitor.mapping`).
+
+Listeners are called from the poller thread with each :class:`Snapshot`; a GUI hands them to its
+own thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import grpc
+from p4.v1 import p4runtime_pb2
+
+from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.errors import InaplannerError
+from inaplanner.model import Scenario
+from inaplanner.monitor.mapping import COUNTER_ALIASES, LinkMap, link_map
+from inaplanner.monitor.rates import COUNTER_BITS, RateTracker, Reading
+from inaplanner.monitor.recording import LinkInfo, Recorder
+from inaplanner.monitor.series import Snapshot
+from inaplanner.testbed.inventory import Inventory, SwitchInventory
+
+Listener = Callable[[Snapshot], None]
+
+
+@dataclass
+class SwitchHealth:
+    """What the poller knows about one switch's reachability."""
+
+    switch: str
+    address: str
+    state: str = "new"  # new, ok, stale
+    failures: int = 0
+    next_try: float = 0.0
+    last_error: str = ""
+    last_ok: float | None = None
+
+
+class SwitchReader:
+    """One switch: its read channel, counter ids and health."""
+
+    def __init__(self, inv: SwitchInventory, ports: dict[str, set[int]], rpc_timeout: float,
+                 connect_timeout: float) -> None:
+        self.inv = inv
+        self.ports = {kind: sorted(p) for kind, p in ports.items() if p}
+        self.rpc_timeout = rpc_timeout
+        self.connect_timeout = connect_timeout
+        self.session = None
+        self.counter_ids: dict[str, int] = {}
+        self.health = SwitchHealth(inv.id, inv.p4runtime)
+
+    def _open(self) -> None:
+        from inaplanner.deploy.p4rt import P4RTSession
+
+        session = P4RTSession(self.inv.p4runtime, self.inv.device_id, self.inv.election_id,
+                              label=f"switch {self.inv.id}", primary=False,
+                              timeout=self.rpc_timeout, connect_timeout=self.connect_timeout)
+        try:
+            config = session.get_pipeline(with_device_config=False)
+            if config is None:
+                raise InaplannerError(f"switch {self.inv.id}: no pipeline is set (nothing deployed)")
+            index = P4InfoIndex(config.p4info)
+            ids = {}
+            for kind in self.ports:
+                try:
+                    ids[kind] = index.id_of("counter", COUNTER_ALIASES[kind])
+                except InaplannerError:
+                    raise InaplannerError(
+                        f"switch {self.inv.id}: its P4Info has no counter "
+                        f"{COUNTER_ALIASES[kind]!r} (is the INA program deployed?)") from None
+                size = index.counters[ids[kind]].size
+                beyond = [p for p in self.ports[kind] if p >= size]
+                if beyond:
+                    raise InaplannerError(f"switch {self.inv.id}: port {beyond[0]} is outside "
+                                          f"counter {COUNTER_ALIASES[kind]} (size {size})")
+        except BaseException:
+            session.close()
+            raise
+        self.session, self.counter_ids = session, ids
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def read(self, clock: Callable[[], float]) -> dict[tuple[str, str, int], Reading]:
+        """Every mapped counter cell, timed at the middle of the Read round trip. Raises on any
+        failure."""
+        if self.session is None:
+            self._open()
+        entities = []
+        for kind, ports in self.ports.items():
+            for port in ports:
+                ce = p4runtime_pb2.CounterEntry(counter_id=self.counter_ids[kind])
+                ce.index.index = port
+                entities.append(p4runtime_pb2.Entity(counter_entry=ce))
+        sent = clock()
+        answer = self.session.read(entities)
+        t = (sent + clock()) / 2  # the switch read its counters somewhere in between
+        by_id = {v: k for k, v in self.counter_ids.items()}
+        out: dict[tuple[str, str, int], Reading] = {}
+        for e in answer:
+            ce = e.counter_entry
+            kind = by_id.get(ce.counter_id)
+            if kind is None:
+                continue
+            out[(self.inv.id, kind, ce.index.index)] = Reading(t, int(ce.data.byte_count),
+                                                                int(ce.data.packet_count))
+        return out
+
+
+class Poller:
+    """Polls every switch of ``inventory`` that measures a link of ``scenario``.
+
+    Use :meth:`poll_once` for a single synchronous poll, or :meth:`start` / :meth:`stop` for the
+    background thread. ``history`` keeps the last snapshots. ``window`` (seconds) averages each
+    rate over about that long (0: the last interval). A switch must answer within
+    ``rpc_timeout`` (default 0.8 interval, between 1 and 5 s)."""
+
+    def __init__(self, scenario: Scenario, inventory: Inventory, interval: float = 1.0, *,
+                 counter_bits: int = COUNTER_BITS, window: float = 0.0,
+                 rpc_timeout: float | None = None,
+                 connect_timeout: float | None = None, backoff_base: float = 0.5,
+                 backoff_max: float = 30.0, recorder: Recorder | None = None,
+                 history: int = 3600, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        if not interval > 0:
+            raise InaplannerError(f"monitoring interval must be > 0 s, got {interval}")
+        self.scenario = scenario
+        self.interval = float(interval)
+        self.map: LinkMap = link_map(scenario, inventory)
+        rpc = rpc_timeout if rpc_timeout is not None else min(5.0, max(1.0, 0.8 * self.interval))
+        conn = connect_timeout if connect_timeout is not None else min(rpc, 2.0)
+        self.readers = {sid: SwitchReader(inventory.switch(sid), ports, rpc, conn)
+                        for sid, ports in sorted(self.map.switch_ports().items())}
+        self.tracker = RateTracker(counter_bits, window)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.recorder = recorder
+        self.history: deque[Snapshot] = deque(maxlen=history)
+        self.clock = clock
+        self.wall = wall
+        self.t0 = clock()
+        self._capacity = {p.key: dl.capacity for k, dl in self.map.links.items()
+                          for p in self.map.probes[k]}
+        self._listeners: list[Listener] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # one poll at a time
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(32, len(self.readers))),
+                                        thread_name_prefix="inaplanner-monitor")
+        self.errors: list[str] = []  # listener / recorder failures, newest last
+
+    # ---- metadata ------------------------------------------------------------------------------
+    def link_infos(self) -> dict[tuple[int, int], LinkInfo]:
+        return {k: LinkInfo(dl.src, dl.dst, dl.capacity) for k, dl in self.map.links.items()}
+
+    def health(self) -> dict[str, SwitchHealth]:
+        return {sid: r.health for sid, r in self.readers.items()}
+
+    def add_listener(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Listener) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    # ---- polling -------------------------------------------------------------------------------
+    def _read_one(self, reader: SwitchReader):
+        try:
+            return reader.read(self.clock), None
+        except (InaplannerError, grpc.RpcError, OSError, ValueError) as exc:
+            return None, str(exc) or type(exc).__name__
+
+    def _failed(self, reader: SwitchReader, now: float, why: str) -> None:
+        h = reader.health
+        h.failures += 1
+        h.state = "stale"
+        h.last_error = why
+        h.next_try = now + min(self.backoff_max, self.backoff_base * 2 ** (h.failures - 1))
+        reader.close()
+        self.tracker.forget(reader.inv.id)  # it may come back with counters reset
+
+    def poll_once(self) -> Snapshot:
+        """Read every due switch once and return the snapshot (also recorded and broadcast)."""
+        with self._lock:
+            now = self.clock()
+            due = [r for r in self.readers.values() if r.health.next_try <= now]
+            results = list(self._pool.map(self._read_one, due))
+            rates: dict[tuple[str, str, int], float] = {}
+            for reader, (readings, error) in zip(due, results, strict=True):
+                if error is not None:
+                    self._failed(reader, self.clock(), error)
+                    continue
+                h = reader.health
+                h.state, h.failures, h.last_error, h.last_ok = "ok", 0, "", now
+                for key, reading in readings.items():
+                    r = self.tracker.update(key, reading, self._capacity.get(key))
+                    if r.gbps is not None:
+                        rates[key] = r.gbps
+            observed: dict[tuple[int, int], float] = {}
+            for key, probes in self.map.probes.items():
+                for p in probes:
+                    if p.key in rates:
+                        observed[key] = rates[p.key]
+                        break
+            stale = tuple(sid for sid, r in self.readers.items() if r.health.state == "stale")
+            snap = Snapshot(now - self.t0, self.wall(), observed, stale)
+            self.history.append(snap)
+        if self.recorder is not None:
+            try:
+                self.recorder.write(snap)
+            except Exception as exc:  # noqa: BLE001 - a full disk must not stop monitoring
+                self.errors.append(f"recording failed: {exc}")
+        for fn in list(self._listeners):
+            try:
+                fn(snap)
+            except Exception as exc:  # noqa: BLE001 - a bad listener must not stop the poller
+                self.errors.append(f"listener failed: {exc}")
+        return snap
+
+    def _run(self) -> None:
+        next_at = self.clock()
+        while not self._stop.is_set():
+            self.poll_once()
+            next_at += self.interval
+            now = self.clock()
+            if next_at < now:  # a slow poll: skip the missed ticks instead of bursting
+                next_at = now + self.interval
+            self._stop.wait(max(0.0, next_at - now))
+
+    def start(self) -> None:
+        """Poll in a background thread until :meth:`stop`."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="inaplanner-poller", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the thread (if any) and close every channel. Safe to call twice."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        with self._lock:
+            for r in self.readers.values():
+                r.close()
+        self._pool.shutdown(wait=True)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def __enter__(self) -> Poller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,302 @@
+"""The review report as one self-contained HTML file (inline CSS and SVG, no external asset).
+
+The same writer produces the variant Qt's rich-text engine lays out for the PDF
+(``target="qt"``): Qt does not draw inline SVG or ``<details>``, so drawings become ``<img>``
+references to resources the PDF writer rasterises, collapsible blocks become plain sections, and
+``page-break-before`` starts each plan on a new page.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from html import escape
+
+from inaplanner.report.colours import util_colour
+from inaplanner.report.data import PlanReport, Report
+from inaplanner.report.diff import PlanDiff
+from inaplanner.report.fmt import num, pct, signed
+from inaplanner.report.svg import bar_chart_svg, topology_svg
+
+CSS = """
+body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;color:#1d2329;
+ margin:24px auto;max-width:1100px;padding:0 16px;line-height:1.4}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #1f5fa8;
+ padding-bottom:3px;margin-top:34px}h3{font-size:16px;margin:20px 0 6px}
+.meta{color:#5f6b76;font-size:12px}
+table{border-collapse:collapse;margin:6px 0 12px}
+th,td{border:1px solid #c9d1d9;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#eef3f8}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.kv th{width:190px}
+.bad{color:#c62828;font-weight:bold}.good{color:#2e7d32;font-weight:bold}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
+details{margin:4px 0 8px}summary{cursor:pointer;font-weight:bold}
+.figure{overflow-x:auto;border:1px solid #e3e8ee;padding:4px;margin:8px 0}
+code{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
+.m{font-weight:bold;color:#1f5fa8}
+"""
+
+
+@dataclass
+class Rendered:
+    """HTML text and, for the Qt variant, the drawings it refers to (name -> SVG document)."""
+
+    html: str
+    images: dict[str, tuple[str, float]] = field(default_factory=dict)  # name -> (svg, width px)
+
+
+class _Writer:
+    def __init__(self, report: Report, target: str) -> None:
+        self.r = report
+        self.qt = target == "qt"
+        self.out: list[str] = []
+        self.images: dict[str, tuple[str, float]] = {}
+
+    # ---- helpers -------------------------------------------------------------------------------
+    def w(self, text: str) -> None:
+        self.out.append(text)
+
+    def figure(self, name: str, svg: str, width: float, alt: str) -> None:
+        if self.qt:
+            self.images[name] = (svg, width)
+            self.w(f'<p><img src="{escape(name)}" width="{int(width)}" alt="{escape(alt)}"></p>')
+        else:
+            self.w(f'<div class="figure" role="figure" aria-label="{escape(alt)}">{svg}</div>')
+
+    def table(self, head: list[str], rows: list[list[str]], numeric: set[int] | None = None,
+              raw: bool = False) -> None:
+        numeric = numeric or set()
+        attrs = ' border="1" cellspacing="0" cellpadding="3"' if self.qt else ""
+        self.w(f"<table{attrs}><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head)
+               + "</tr></thead><tbody>")
+        for row in rows:
+            cells = []
+            for i, c in enumerate(row):
+                body = c if raw else escape(c)
+                cls = (' align="right"' if self.qt else ' class="n"') if i in numeric else ""
+                cells.append(f"<td{cls}>{body}</td>")
+            self.w("<tr>" + "".join(cells) + "</tr>")
+        self.w("</tbody></table>")
+
+    def kv(self, rows: list[tuple[str, str]], raw: bool = False) -> None:
+        attrs = ' border="1" cellspacing="0" cellpadding="3"' if self.qt else ""
+        self.w(f'<table class="kv"{attrs}><tbody>')
+        for k, v in rows:
+            self.w(f"<tr><th>{escape(k)}</th><td>{v if raw else escape(v)}</td></tr>")
+        self.w("</tbody></table>")
+
+    def open_fold(self, summary: str, open_: bool = False) -> None:
+        if self.qt:
+            self.w(f"<h3>{escape(summary)}</h3>")
+        else:
+            self.w(f"<details{' open' if open_ else ''}><summary>{escape(summary)}</summary>")
+
+    def close_fold(self) -> None:
+        if not self.qt:
+            self.w("</details>")
+
+    def page_break(self) -> str:
+        return ' style="page-break-before: always"' if self.qt else ""
+
+    # ---- document ------------------------------------------------------------------------------
+    def render(self) -> Rendered:
+        r = self.r
+        self.w('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">')
+        self.w(f"<title>{escape(r.title)}</title>")
+        if not self.qt:
+            self.w('<meta name="viewport" content="width=device-width, initial-scale=1">')
+            self.w(f"<style>{CSS}</style>")
+        self.w("</head><body>")
+        self.w(f"<h1>{escape(r.title)}</h1>")
+        plans = ", ".join(p.label for p in r.plans)
+        self.w(f'<p class="meta">Generated by inaplanner {escape(r.version)} on {escape(r.created)}'
+               f" &middot; plans: {escape(plans)}</p>")
+        self.scenario_section()
+        if len(r.plans) > 1:
+            self.comparison_section()
+        for i, pr in enumerate(r.plans):
+            self.plan_section(i, pr)
+        self.w("</body></html>\n")
+        return Rendered("\n".join(self.out), self.images)
+
+    def scenario_section(self) -> None:
+        r = self.r
+        self.w('<h2 id="scenario">Scenario</h2>')
+        self.kv(r.scenario_summary())
+        if r.scenario.jobs:
+            self.w("<h3>Jobs</h3>")
+            self.table(["job", "workers", "parameter servers", "model (MB)", "weight"],
+                       [[j["job"], str(j["workers"]), j["ps"], num(j["model_mb"]), num(j["weight"])]
+                        for j in r.job_rows()], numeric={1, 3, 4})
+        prog = r.programmable_switches()
+        if prog:
+            self.w("<h3>Programmable switches</h3>")
+            self.table(["switch", "tier", "pipelines", "aggregation capacity (Gbps)", "aggregators",
+                        "target"],
+                       [[s.id, s.tier or "-", str(s.pipelines),
+                         "line rate" if s.aggregation_capacity is None else num(s.aggregation_capacity),
+                         "-" if s.aggregators is None else str(s.aggregators), s.target or "-"]
+                        for s in prog], numeric={2, 3, 4})
+
+    def comparison_section(self) -> None:
+        r = self.r
+        self.w('<h2 id="comparison">Comparison</h2>')
+        jobs = [j.id for j in r.scenario.jobs]
+        head = ["plan", "planner", "status", "objective", "bound", "gap", "seconds", "feasible",
+                "max link util"] + [f"{j} (Gbps)" for j in jobs]
+        rows = []
+        for p in r.plans:
+            ev = p.evaluation
+            rows.append([p.label, p.plan.planner.name, p.status, num(ev.objective),
+                         num(p.plan.bound), pct(p.gap), num(p.plan.planner.seconds, 4),
+                         "yes" if ev.feasible else "no", pct(p.max_utilisation)]
+                        + [num(ev.job_throughput.get(j, 0.0)) for j in jobs])
+        self.table(head, rows, numeric={3, 4, 5, 6, 8, *range(9, 9 + len(jobs))})
+        labels = [p.label for p in r.plans]
+        chart = bar_chart_svg(labels, [("objective", [p.evaluation.objective for p in r.plans])],
+                              title="Objective per plan", unit="Gbps", width=680, height=260)
+        self.figure("chart-objective", chart, 680, "objective per plan")
+        if len(jobs) > 1:
+            series = [(j, [p.evaluation.job_throughput.get(j, 0.0) for p in r.plans]) for j in jobs]
+            chart = bar_chart_svg(labels, series, title="Job throughput per plan", unit="Gbps",
+                                  width=680, height=280)
+            self.figure("chart-jobs", chart, 680, "job throughput per plan")
+
+    def plan_section(self, i: int, p: PlanReport) -> None:
+        ev = p.evaluation
+        info = p.plan.planner
+        self.w(f'<h2 id="plan-{i + 1}"{self.page_break()}>Plan {i + 1}: {escape(p.label)}</h2>')
+        params = json.dumps(info.params, sort_keys=True) if info.params else "(defaults)"
+        self.kv([
+            ("planner", info.name),
+            ("parameters", params),
+            ("seed", "-" if info.seed is None else str(info.seed)),
+            ("solver", info.solver or "-"),
+            ("status", info.status),
+            ("seconds", num(info.seconds, 4)),
+            ("bound", num(p.plan.bound)),
+            ("gap to bound", pct(p.gap)),
+        ])
+        verdict = ('<span class="good">feasible</span>' if ev.feasible else
+                   '<span class="bad">invalid</span>' if not ev.valid else
+                   '<span class="bad">infeasible</span>')
+        self.w("<h3>Result</h3>")
+        self.kv([
+            ("objective", f"<b>{escape(num(ev.objective))}</b> Gbps ({escape(ev.objective_kind)})"),
+            ("verdict", verdict),
+            ("max link utilisation", escape(pct(p.max_utilisation))),
+            ("aggregates formed", escape(str(len(ev.aggregates)))),
+        ], raw=True)
+        for title, items in (("Errors", ev.errors), ("Capacity violations", [str(v) for v in ev.violations]),
+                             ("Warnings", ev.warnings)):
+            if items:
+                self.w(f"<p><b>{escape(title)} ({len(items)}):</b></p><ul>"
+                       + "".join(f"<li>{escape(x)}</li>" for x in items[:50])
+                       + (f"<li>... {len(items) - 50} more</li>" if len(items) > 50 else "")
+                       + "</ul>")
+        self.w("<h3>Throughput</h3>")
+        weights = {j.id: j.weight for j in self.r.scenario.jobs}
+        self.table(["job", "weight", "throughput (Gbps)", "weighted"],
+                   [[j, num(weights.get(j, 1.0)), num(t), num(weights.get(j, 1.0) * t)]
+                    for j, t in ev.job_throughput.items()], numeric={1, 2, 3})
+        self.table(["task (job/PS)", "rate per worker (Gbps)"],
+                   [[t["task"], num(t["rate"])] for t in p.task_rows()], numeric={1})
+        self.w("<h3>Topology and load</h3>")
+        agg = {row["switch"]: (row["load"], row["capacity"]) for row in p.switch_rows()}
+        svg = topology_svg(self.r.scenario, ev.link_load, agg, width=900 if not self.qt else 820,
+                           max_height=700 if not self.qt else 560,
+                           caption=f"{p.label}: objective {num(ev.objective)} Gbps",
+                           standalone=self.qt)
+        self.figure(f"topology-{i + 1}", svg, 680 if self.qt else 900, f"topology of {p.label}")
+        self.w(f'<h3{self.page_break()}>Ten most loaded links</h3>')
+        self.table(["link", "load (Gbps)", "capacity (Gbps)", "utilisation", "flows"],
+                   [[self.swatch(row["utilisation"]) + escape(row["link"]), escape(num(row["load"])),
+                     escape(num(row["capacity"])), escape(pct(row["utilisation"])), str(row["flows"])]
+                    for row in p.top_links()], numeric={1, 2, 3, 4}, raw=True)
+        rows = p.switch_rows()
+        self.w("<h3>Aggregation per switch</h3>")
+        if rows:
+            self.table(["switch", "aggregation load (Gbps)", "capacity (Gbps)", "utilisation",
+                        "aggregates", "pipelines used"],
+                       [[row["switch"], num(row["load"]),
+                         "line rate" if row["capacity"] is None else num(row["capacity"]),
+                         "-" if not row["capacity"] else pct(row["load"] / row["capacity"]),
+                         str(row["aggregates"]),
+                         (", ".join(str(x) for x in row["pipelines_used"]) or "none")
+                         + f" of {row['pipelines']}"] for row in rows],
+                       numeric={1, 2, 3, 4})
+        else:
+            self.w("<p>No programmable switch.</p>")
+        self.routes(p)
+        if i > 0 and i - 1 < len(self.r.diffs):
+            self.diff_section(self.r.diffs[i - 1])
+
+    def swatch(self, util: float) -> str:
+        colour = util_colour(util)
+        if self.qt:
+            return f'<span style="color:{colour}">&#9632;</span> '
+        return f'<span class="swatch" style="background:{colour}"></span>'
+
+    def routes(self, p: PlanReport) -> None:
+        rows = p.route_rows()
+        self.w(f"<h3>Routes ({len(rows)} workers)</h3>")
+        by_task: dict[str, list[dict]] = {}
+        for row in rows:
+            by_task.setdefault(row["task"], []).append(row)
+        for task, items in by_task.items():
+            self.open_fold(f"{task}: {len(items)} routes at {num(items[0]['rate'])} Gbps")
+            self.table(["worker", "path (merges in bold)", "merge at", "hops"],
+                       [[escape(x["worker"]), self.path_html(x["path"], x["merge_at"]),
+                         escape(", ".join(x["merge_at"]) or "-"), str(x["hops"])] for x in items],
+                       numeric={3}, raw=True)
+            self.close_fold()
+
+    @staticmethod
+    def path_html(path: list[str], merges: list[str]) -> str:
+        ms = set(merges)
+        return " &rarr; ".join(f'<b class="m">{escape(n)}</b>' if n in ms else escape(n) for n in path)
+
+    def diff_section(self, d: PlanDiff) -> None:
+        self.open_fold(f"Differences from {d.label_a}", open_=True)
+        if d.is_empty():
+            self.w("<p>Same routes, merges, rates and link loads.</p>")
+            self.close_fold()
+            return
+        self.kv([
+            ("objective", f"{num(d.objective_a)} → {num(d.objective_b)} "
+                          f"({signed(d.objective_b - d.objective_a)})"),
+            ("tasks added / removed", f"{len(d.tasks_added)} / {len(d.tasks_removed)}"),
+            ("rate changes", str(len(d.rate_changes))),
+            ("routes moved", str(len(d.routes_moved))),
+            ("merges changed", str(len(d.merges_changed))),
+            ("directed links with another load", str(len(d.link_deltas))),
+        ])
+        if d.rate_changes:
+            self.table(["task", f"rate {d.label_a}", f"rate {d.label_b}", "change"],
+                       [[c.task, num(c.rate_a), num(c.rate_b), signed(c.delta)]
+                        for c in d.rate_changes], numeric={1, 2, 3})
+        changes = d.routes_moved + d.merges_changed
+        if changes:
+            self.table(["task", "worker", "change", f"route in {d.label_a}", f"route in {d.label_b}"],
+                       [[escape(c.task), escape(c.worker), escape(c.kind),
+                         self.path_html(list(c.path_a), list(c.merges_a)) or "-",
+                         self.path_html(list(c.path_b), list(c.merges_b)) or "-"]
+                        for c in changes[:200]], raw=True)
+        if d.link_deltas:
+            self.table(["link", f"load {d.label_a}", f"load {d.label_b}", "change", "capacity"],
+                       [[x.link, num(x.load_a), num(x.load_b), signed(x.delta), num(x.capacity)]
+                        for x in d.link_deltas[:20]], numeric={1, 2, 3, 4})
+        self.close_fold()
+
+
+def render_html(report: Report, target: str = "browser") -> Rendered:
+    """The report's HTML. ``target`` is ``"browser"`` (self-contained file) or ``"qt"`` (the
+    subset QTextDocument lays out, with image references in :attr:`Rendered.images`)."""
+    if target not in ("browser", "qt"):
+        raise ValueError(f"unknown HTML target {target!r}")
+    return _Writer(report, target).render()
+
+
+def report_html(report: Report) -> str:
+    """The self-contained HTML document."""
+    return render_html(report).html

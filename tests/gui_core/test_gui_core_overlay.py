@@ -1,0 +1,106 @@
+"""Overlays: figures straight from the evaluator, the colour scale, and what the canvas paints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inaplanner.errors import InaplannerError
+from inaplanner.evaluate import evaluate
+from inaplanner.gui.overlay import (
+    COLOURS,
+    IDLE_COLOUR,
+    RAMP,
+    VIOLATED_COLOUR,
+    WARN_COLOUR,
+    colour_class,
+    fmt,
+    overlay_from_evaluation,
+    width_for,
+)
+
+
+def test_colour_scale_thresholds():
+    util = np.array([0.0, 0.05, 0.15, 0.79, 0.8, 1.0, 1.2, np.inf])
+    violated = np.array([False] * 6 + [True, True])
+    got = [COLOURS[c] for c in colour_class(util, violated)]
+    assert got == [IDLE_COLOUR, RAMP[0], RAMP[1], RAMP[7], WARN_COLOUR, WARN_COLOUR, VIOLATED_COLOUR, VIOLATED_COLOUR]
+    # utilisation over 1 that the evaluator did not call a violation (within its tolerance) is orange
+    assert COLOURS[colour_class(np.array([1.0 + 1e-12]), np.array([False]))[0]] == WARN_COLOUR
+    assert list(width_for(np.array([10.0, 40.0, 100.0, 1e6, 0.0]))) == [1.0, 2.0, 2.5, 6.0, 1.0]
+    assert (fmt(3.0), fmt(2.428571), fmt(0.2), fmt(float("inf"))) == ("3", "2.43", "0.2", "inf")
+
+
+def test_overlay_figures_come_from_the_evaluator(small, hand_plan):
+    ev = evaluate(small, hand_plan(small, 30.0))
+    assert ev.valid
+    ov = overlay_from_evaluation(ev)
+    i = small.link_index("L2", "S1")
+    # H3 (port 1) and H4 (port 2) enter L2 on pipeline 0 (ports 1,2 of 1..3 -> P0): one aggregate
+    row = ov.link(i)
+    assert row.load == pytest.approx((30.0, 0.0))
+    assert row.flows == (1, 0)
+    assert row.label == "30/100" and row.colour == RAMP[3] and not row.violated
+    assert "L2 -> S1: 30 Gbps (30.0 %), 1 flow(s)" in row.tooltip
+    sw = ov.switch("L1")
+    # L1 merges H2 (port 2, P0) and the aggregate from S1 (port 3, P1): two aggregates
+    assert sw is not None and sw.pipelines_used == (0, 1) and sw.pipelines_label == "P0,P1 of 2"
+    assert sw.load == pytest.approx(float(ev.switch_load[ev.switch_ids.index("L1")]))
+    assert sw.label == f"{fmt(sw.load)}/-"
+    assert ov.switch("S1") is None  # not programmable
+    # segments: raw before the first merge, aggregated after it
+    s = ov.segments
+    raw_h3 = [(int(li), int(d)) for li, d, agg in zip(s.link, s.direction, s.aggregated, strict=True) if not agg]
+    assert (small.link_index("H3", "L2"), 0) in raw_h3
+    agg = {(int(li), int(d)) for li, d, a in zip(s.link, s.direction, s.aggregated, strict=True) if a}
+    assert (i, 0) in agg
+
+
+def test_canvas_paints_a_loaded_and_a_violated_link(window, small, hand_plan, qtbot):
+    window.set_document(small, None)
+    window.show()
+    qtbot.waitExposed(window)
+    ev = evaluate(small, hand_plan(small, 60.0))
+    # L1 -> H1 carries two aggregates (P0 and P1 at L1): 120 > 100, violated
+    assert [str(v) for v in ev.violations] == ["link L1->H1: load 120 > limit 100"]
+    window.canvas.set_overlay(overlay_from_evaluation(ev))
+    loaded = window.canvas.link_item(small.link_index("L2", "S1"))
+    assert loaded.label_text() == "60/100"
+    assert loaded.colour() == RAMP[6]  # 60 %
+    assert loaded.pen().isCosmetic()
+    bad = window.canvas.link_item(small.link_index("H1", "L1"))
+    assert bad.colour() == VIOLATED_COLOUR and bad.label_text() == "120/100" and bad.is_violated()
+    assert "VIOLATED" in bad.toolTip() and "L1 -> H1: 120 Gbps (120.0 %), 2 flow(s)" in bad.toolTip()
+    idle = window.canvas.link_item(small.link_index("L2", "S1") + 0)
+    assert idle.pen().widthF() == 1.0
+    # programmable switch: outline in its scale colour, figures in tooltip and label
+    item = window.canvas.node_item("L1")
+    assert "pipelines aggregating: P0,P1 of 2" in item.toolTip()
+    assert item.label_text().startswith("L1\n")
+    assert "worker of task job0/H1 at 60 Gbps" in window.canvas.node_item("H3").toolTip()
+    # the window's status bar sums it up
+    assert "1 violation(s)" in window._overlay_label.text()
+    # the overlay paints: labels are drawn when zoomed in
+    window.canvas.resetTransform()
+    window.canvas.centerOn(window.canvas.link_item(small.link_index("L2", "S1")).line().center())
+    window.canvas.viewport().grab()
+    assert window.canvas.canvas_scene().label_layer.drawn > 0
+    assert window.canvas.canvas_scene().flow_layer.segment_count() == len(window.canvas.overlay.segments)
+
+
+def test_task_filter_and_stale_overlays(window, small, hand_plan):
+    window.set_document(small, None)
+    ov = overlay_from_evaluation(evaluate(small, hand_plan(small, 10.0)))
+    window.canvas.set_overlay(ov)
+    window.canvas.set_task_filter("job0/H1")
+    assert window.canvas.overlay.visible_tasks() == [0]
+    with pytest.raises(KeyError):
+        ov.with_filter("job9/H1")
+    # any edit of the scenario makes the overlay stale: it is cleared
+    window.editor.set_link(0, capacity=50.0)
+    assert window.canvas.overlay is None
+    assert window.canvas.link_item(0).colour() == window.colours.link
+    # an overlay made for other links is refused
+    with pytest.raises(InaplannerError, match="another version of the scenario"):
+        window.editor.remove([], [0])
+        window.canvas.set_overlay(ov)

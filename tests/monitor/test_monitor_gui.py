@@ -1,0 +1,112 @@
+"""Monitor mode in the desktop app (pytest-qt, offscreen) against emulated switches following a
+deployed plan: the canvas paints the observed load with the planner overlay's colour scale, the
+table puts planned and observed side by side, series are plotted, alerts fire, a recording
+replays, a switch that stops answering is shown."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from inaplanner.gui.monitor.model import MonitorOverlay
+from inaplanner.gui.overlay import colour_of
+from inaplanner.monitor.drive import drive_plan, parse_hot
+from inaplanner.monitor.recording import load_recording
+
+
+def row_of(panel, name):
+    for r in range(panel.table.rowCount()):
+        if panel.table.item(r, 0).text() == name:
+            return [panel.table.item(r, c).text() for c in range(panel.table.columnCount())]
+    raise AssertionError(f"no row {name}")
+
+
+def test_monitor_mode_live_alerts_recording_and_replay(make_window, deployed, tmp_path, qtbot):
+    sc, plan, tb = deployed
+    hot = parse_hot(["L2->S1=2"], sc)
+    planned = drive_plan(tb.handles, sc, tb.inventory, plan, hot=hot)
+    (key,) = hot
+    li = key[0]
+    w = make_window(sc)
+    panel = w.monitor
+
+    assert panel.start() is False  # no testbed chosen yet: one clear error
+    assert "testbed" in w.last_error[1]
+
+    panel.testbed_edit.setText(str(tb.path))
+    panel.set_plan(plan, "hand plan")
+    panel.interval_spin.setValue(0.2)
+    panel.window_spin.setValue(1.0)
+    panel.hold_spin.setValue(0.3)
+    panel.record_check.setChecked(True)
+    panel.record_edit.setText(str(tmp_path / "gui.csv"))
+    alerts = []
+    panel.alert.connect(alerts.append)
+    assert panel.start()
+    assert panel.state == "live"
+    panel.mode_action.setChecked(True)  # View > Monitor mode
+    assert not panel.dock.isHidden()  # Monitor mode shows the dock
+    qtbot.waitUntil(lambda: len(panel.model.snapshots) >= 6
+                    and any(a.kind == "deviation" and a.key == key for a in alerts), timeout=10000)
+
+    snap = panel.current_snapshot()
+    ov = w.canvas.overlay
+    assert isinstance(ov, MonitorOverlay)
+    assert ov.link_load[key] == snap.rates[key]
+    obs = snap.rates[key]
+    assert abs(obs - 2 * planned[key]) <= 0.15 * 2 * planned[key]  # the injected hot link
+    util = max(v / sc.links[li].capacity for (i, _d), v in snap.rates.items() if i == li)
+    assert w.canvas.link_item(li).colour() == colour_of(util).lower()
+    assert "planned 3 Gbps" in w.canvas.link_item(li).toolTip()
+    name = f"{sc.links[li].a}->{sc.links[li].b}" if key[1] == 0 else f"{sc.links[li].b}->{sc.links[li].a}"
+    row = row_of(panel, name)
+    assert row[1] == f"{obs:.4g}" and row[2] == "3" and row[3] == "10"
+    assert row[5].startswith("+")
+    assert any("deviates from plan" in panel.alerts_list.item(i).text()
+               for i in range(panel.alerts_list.count()))
+
+    panel.select_links([key])
+    xs, ys = panel.plotted[key].getData()
+    ts, vs = panel.model.series_of(key)
+    assert np.array_equal(xs, ts) and np.array_equal(ys, vs) and len(vs) >= 4
+
+    # a switch that stops answering is named, the others keep coming
+    tb.handles["S2"].stop()
+    qtbot.waitUntil(lambda: "not answering: S2" in panel.health_label.text(), timeout=5000)
+    before = len(panel.model.snapshots)
+    qtbot.waitUntil(lambda: len(panel.model.snapshots) >= before + 2, timeout=5000)
+    assert panel.model.latest.stale == ("S2",)
+
+    panel.stop()
+    assert panel.state == "idle"
+    panel.wait_stopped()
+    panel.mode_action.setChecked(False)
+    assert w.canvas.overlay is None  # back to the planner's (no result shown)
+
+    rec = load_recording(tmp_path / "gui.csv")
+    assert len(rec.snapshots) >= 5
+    assert panel.open_recording(str(tmp_path / "gui.csv"))
+    assert panel.state == "replay" and panel.slider.maximum() == len(rec.snapshots) - 1
+    panel.mode_action.setChecked(True)
+    panel.slider.setValue(0)
+    assert all(math.isnan(v) for v in w.canvas.overlay.link_load.ravel())  # first poll: baselines
+    assert row_of(panel, name)[1] == "-"
+    last = len(rec.snapshots) - 1
+    panel.slider.setValue(last)
+    replayed = rec.snapshots[last]
+    for k, v in replayed.rates.items():
+        assert w.canvas.overlay.link_load[k] == v
+
+
+def test_recording_of_another_scenario_is_refused(make_window, leafspine, tmp_path):
+    from inaplanner.monitor.recording import LinkInfo, open_recorder
+    from inaplanner.monitor.series import Snapshot
+
+    sc, _plan = leafspine
+    r = open_recorder(tmp_path / "other.csv", {}, {(0, 0): LinkInfo("X", "Y", 1.0)})
+    r.write(Snapshot(0.0, 0.0, {(0, 0): 1.0}))
+    r.close()
+    w = make_window(sc)
+    assert w.monitor.open_recording(str(tmp_path / "other.csv")) is False
+    assert "do not match the open scenario" in w.last_error[1]

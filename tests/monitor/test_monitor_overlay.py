@@ -1,0 +1,40 @@
+"""The Monitor mode's overlay data (Qt-free): the planner overlay's colour scale on observed loads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from inaplanner.evaluate import evaluate
+from inaplanner.gui.monitor.model import MonitorModel, observed_overlay
+from inaplanner.gui.overlay import COLOURS, IDLE_COLOUR, overlay_from_evaluation
+from inaplanner.monitor.series import Snapshot, planned_loads
+
+
+def test_observed_plan_loads_paint_like_the_planner_overlay(leafspine):
+    sc, plan = leafspine
+    ev = evaluate(sc, plan)
+    planned = overlay_from_evaluation(ev)
+    observed = observed_overlay(sc, ev.link_load, ev.link_load)
+    assert np.array_equal(observed.link_class, planned.link_class)
+    for li in range(len(sc.links)):
+        assert observed.link_colour(li) == planned.link_colour(li)
+        assert observed.link_label(li) == planned.link_label(li)
+        assert "planned" in observed.link(li).tooltip
+
+
+def test_unmeasured_and_overloaded_links(leafspine):
+    sc, plan = leafspine
+    model = MonitorModel(sc, planned_loads(sc, plan))
+    li = sc.link_index("L1", "H1")
+    d = 0 if sc.links[li].a == "L1" else 1
+    model.add(Snapshot(0.0, 0.0, {(li, d): 12.5}))  # 125 % of 10 Gbps
+    ov = model.overlay()
+    assert ov.link_colour(li) == COLOURS[-1] and bool(ov.link_violated[li])
+    other = sc.link_index("H4", "L2")
+    assert ov.link_colour(other) == IDLE_COLOUR and ov.link_label(other) == "-/10"
+    assert "not measured" in ov.link(other).tooltip
+    assert ov.with_filter("j/H1").task_filter is None  # no tasks in observed loads
+    rows = model.rows()
+    assert rows[0].name == "L1->H1" and rows[0].utilisation == 1.25
+    assert rows[0].deviation == (12.5 - 6.0) / 6.0
+    assert rows[-1].observed is None

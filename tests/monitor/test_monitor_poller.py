@@ -1,0 +1,177 @@
+"""Monitoring against emulated P4Runtime switches (real gRPC on 127.0.0.1).
+
+Most tests put the emulated switches and the poller on one hand-moved clock, so the rates must
+come out exact; one runs in real time against the plan deployed with the real deployer and
+checks the 5 % promise."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from p4.v1 import p4runtime_pb2
+
+from inaplanner.deploy.p4rt import P4RTSession
+from inaplanner.monitor.drive import drive_plan, parse_hot, port_rates
+from inaplanner.monitor.mapping import RX, TX, link_map
+from inaplanner.monitor.poller import Poller
+from inaplanner.monitor.series import planned_loads
+
+STEP = 0.25
+
+
+def assert_rates(snap, planned: np.ndarray, rel: float, keys=None) -> None:
+    keys = list(keys if keys is not None else snap.rates.keys())
+    assert keys
+    for key in keys:
+        want = float(planned[key])
+        got = snap.rates[key]
+        if want > 0:
+            assert abs(got - want) <= rel * want, f"{key}: observed {got} vs planned {want}"
+        else:
+            assert got == pytest.approx(0.0, abs=1e-6), key
+
+
+def tick(poller, clock, seconds: float = STEP):
+    clock.advance(seconds)
+    return poller.poll_once()
+
+
+def test_port_rates_follow_the_evaluator(clocked):
+    sc, plan, _clock, _handles, inv = clocked
+    loads = planned_loads(sc, plan)
+    hot = parse_hot(["L2->S1=1.5"], sc)
+    rates = port_rates(sc, inv, loads, hot, packet_bytes=1000.0)
+    lm = link_map(sc, inv)
+    for key, probes in lm.probes.items():
+        want = float(loads[key]) * hot.get(key, 1.0) * 1e9 / 8
+        assert probes, key  # every link has a switch end
+        src, dst = lm.links[key].src, lm.links[key].dst
+        for p in probes:
+            assert (p.switch, p.kind) in ((src, TX), (dst, RX))
+            assert rates[p.switch][p.kind][p.port] == pytest.approx((want, want / 1000.0))
+    li = sc.link_index("L2", "S1")
+    assert set(hot) == {(li, 0 if sc.links[li].a == "L2" else 1)}
+    assert len(parse_hot(["L2-S1=2"], sc)) == 2
+
+
+def test_rates_from_counters_are_exact_on_a_shared_clock(clocked):
+    sc, plan, clock, handles, inv = clocked
+    planned = drive_plan(handles, sc, inv, plan)
+    assert planned.max() > 0
+    with Poller(sc, inv, interval=STEP, clock=clock) as poller:
+        first = poller.poll_once()
+        assert first.rates == {} and first.stale == ()  # baselines only
+        for _ in range(3):
+            snap = tick(poller, clock)
+            assert len(snap.rates) == 2 * len(sc.links)  # every direction measured
+            assert_rates(snap, planned, 1e-6)
+
+
+def test_observed_rates_follow_the_deployed_plan_within_5_percent(deployed):
+    """Real time: the plan deployed by the deployer, counters with 1 % noise, a 2 s rate window
+    (which keeps a late or early reading time on a busy machine from skewing the rate)."""
+    sc, plan, tb = deployed
+    planned = drive_plan(tb.handles, sc, tb.inventory, plan, noise=0.01)
+    assert np.array_equal(planned, planned_loads(sc, plan))
+    with Poller(sc, tb.inventory, interval=0.25, window=2.0) as poller:
+        poller.poll_once()
+        end = time.monotonic() + 2.3
+        while time.monotonic() < end:
+            time.sleep(0.25)
+            snap = poller.poll_once()
+        assert snap.stale == ()
+        assert len(snap.rates) == 2 * len(sc.links)
+        assert_rates(snap, planned, 0.05)
+
+
+def test_a_switch_that_disappears_and_comes_back(clocked, clocked_switch_factory):
+    sc, plan, clock, handles, inv = clocked
+    planned = drive_plan(handles, sc, inv, plan)
+    poller = Poller(sc, inv, interval=STEP, clock=clock, backoff_base=1.0, backoff_max=4.0)
+    try:
+        poller.poll_once()
+        assert_rates(tick(poller, clock), planned, 1e-6)
+
+        old = handles.pop("S1")
+        port = old.port
+        old.stop()
+        snap = tick(poller, clock)
+        assert snap.stale == ("S1",)
+        health = poller.health()["S1"]
+        assert health.state == "stale" and "refused" in health.last_error
+        assert health.next_try == pytest.approx(clock() + 1.0)  # first backoff step
+        snap = tick(poller, clock)
+        assert snap.stale == ("S1",)
+        # the others keep being polled; S1's links are still seen from the leaves' rx counters
+        assert len(snap.rates) == 2 * len(sc.links)
+        assert_rates(snap, planned, 1e-6)
+        clock.advance(1.0)
+        poller.poll_once()  # retried, refused again: the backoff doubles
+        assert poller.health()["S1"].failures == 2
+        assert poller.health()["S1"].next_try == pytest.approx(clock() + 2.0)
+
+        # S1 comes back on the same address with fresh counters
+        handles["S1"] = clocked_switch_factory("S1", clock, port)
+        drive_plan(handles, sc, inv, plan)
+        snap = tick(poller, clock, 1.0)
+        assert snap.stale == ("S1",)  # still waiting out its backoff
+        snap = tick(poller, clock, 1.0)
+        assert snap.stale == () and poller.health()["S1"].state == "ok"
+        s1_tx = ("S1", TX, inv.port_of("S1", "L1", sc))
+        assert s1_tx in poller.tracker.last  # a new baseline, no rate from it yet
+        assert_rates(snap, planned, 1e-6)  # (measured at L1 meanwhile)
+        snap = tick(poller, clock)
+        assert_rates(snap, planned, 1e-6)
+    finally:
+        poller.stop()
+
+
+def test_counter_reset_skips_one_interval_only(clocked):
+    sc, plan, clock, handles, inv = clocked
+    planned = drive_plan(handles, sc, inv, plan)
+    li = sc.link_index("L1", "H1")
+    key = (li, 0 if sc.links[li].a == "L1" else 1)  # L1 -> H1: measured only at L1 (tx)
+    port = inv.port_of("L1", "H1", sc)
+    with Poller(sc, inv, interval=STEP, clock=clock) as poller:
+        poller.poll_once()
+        assert_rates(tick(poller, clock), planned, 1e-6, [key])
+        assert_rates(tick(poller, clock), planned, 1e-6, [key])
+        # zero L1's tx counter cell (what a pipeline push or a counter clear does)
+        with P4RTSession(inv.switch("L1").p4runtime, 1, (0, 9), label="L1") as s:
+            index = handles["L1"].servicer.state.p4info
+            ce = p4runtime_pb2.CounterEntry(counter_id=index.id_of("counter", "tx_port_counter"))
+            ce.index.index = port
+            ce.data.byte_count = 0
+            ce.data.packet_count = 0
+            s.write([p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY,
+                                          entity=p4runtime_pb2.Entity(counter_entry=ce))])
+        snap = tick(poller, clock)  # the cell now holds less than at the last reading
+        assert key not in snap.rates  # no made-up rate across the reset
+        assert snap.stale == ()
+        assert_rates(tick(poller, clock), planned, 1e-6, [key])
+
+
+def test_background_thread_and_unreachable_switch(leafspine, tmp_path):
+    """A testbed whose switches are all down: the thread keeps polling, never raises."""
+    from inaplanner.deploy.emulated import start_emulated_testbed
+
+    sc, _plan = leafspine
+    tb = start_emulated_testbed(sc, tmp_path / "t.toml", write=False)
+    tb.stop()  # every address now refuses connections
+    seen = []
+    poller = Poller(sc, tb.inventory, interval=0.05, backoff_base=0.02, backoff_max=0.05)
+    poller.add_listener(seen.append)
+    poller.start()
+    try:
+        end = time.monotonic() + 3
+        while len(seen) < 4 and time.monotonic() < end:
+            time.sleep(0.02)
+    finally:
+        poller.stop()
+    assert not poller.running
+    assert len(seen) >= 4
+    assert all(s.rates == {} for s in seen)
+    assert set(seen[-1].stale) == set(tb.inventory.switches)
+    assert "refused" in poller.health()["L1"].last_error
