@@ -1,0 +1,263 @@
+"""The planner panel: pick a planner, fill its generated form, Run; follow the queue of runs with
+progress bars and a live log; cancel one run or all."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inaplanner.errors import InaplannerError
+from inaplanner.gui.planning.param_form import ParamForm
+from inaplanner.gui.planning.runs import RunRequest
+from inaplanner.gui.planning.workers import BACKENDS, ENDED, PlannerRun, RunManager
+from inaplanner.io.native import scenario_to_dict
+from inaplanner.model import Scenario
+from inaplanner.planners import Planner, all_params, available, resolve_params
+
+ShowError = Callable[[str, str], None]
+
+
+class PlannerPanel(QWidget):
+    """Standalone: needs the run manager, a callable returning the current scenario and one that
+    shows an error (title, message); ``version()`` names the scenario's state for the results."""
+
+    def __init__(
+        self,
+        manager: RunManager,
+        scenario: Callable[[], Scenario],
+        show_error: ShowError,
+        parent: QWidget | None = None,
+        version: Callable[[], Any] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.manager = manager
+        self._version = version or (lambda: None)
+        self._scenario = scenario
+        self._show_error = show_error
+        self.planners: dict[str, Planner] = {}
+        self.forms: dict[str, ParamForm] = {}
+        self._items: dict[int, tuple[QTreeWidgetItem, QProgressBar]] = {}
+
+        self.planner_combo = QComboBox()
+        self.planner_combo.setObjectName("planner_combo")
+        self.planner_combo.setToolTip("Planner to run")
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        self.forms_stack = QStackedWidget()
+        self.defaults_button = QPushButton("Defaults")
+        self.defaults_button.setToolTip("Reset the form to the planner's defaults")
+        self.backend_combo = QComboBox()
+        self.backend_combo.addItems(list(BACKENDS))
+        self.backend_combo.setToolTip(
+            "process: a separate process (keeps the window smooth, parallel, killable); "
+            "thread: inside this program; auto: process when the planner can run there"
+        )
+        self.parallel_spin = QSpinBox()
+        self.parallel_spin.setRange(1, max(1, os.cpu_count() or 1) * 2)
+        self.parallel_spin.setValue(manager.max_parallel)
+        self.parallel_spin.setToolTip("How many runs go side by side; the others wait in the queue")
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("run_button")
+        self.run_button.setToolTip("Queue a run of this planner on the current scenario (Ctrl+R)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the selected runs")
+        self.cancel_all_button = QPushButton("Cancel all")
+        self.cancel_all_button.setToolTip("Stop every queued and running run")
+        self.clear_button = QPushButton("Clear finished")
+        self.clear_button.setToolTip("Remove the runs that ended from this list (results stay)")
+
+        self.runs_view = QTreeWidget()
+        self.runs_view.setHeaderLabels(["Run", "State", "Progress", "Message"])
+        self.runs_view.setRootIsDecorated(False)
+        self.runs_view.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setMaximumBlockCount(5000)
+        self.log_view.setPlaceholderText("Run log")
+
+        top = QVBoxLayout()
+        top.addWidget(self.planner_combo)
+        top.addWidget(self.description)
+        top.addWidget(self.forms_stack)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Run in"))
+        row.addWidget(self.backend_combo)
+        row.addWidget(QLabel("Side by side"))
+        row.addWidget(self.parallel_spin)
+        row.addStretch(1)
+        row.addWidget(self.defaults_button)
+        top.addLayout(row)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.cancel_all_button)
+        buttons.addWidget(self.clear_button)
+        top.addLayout(buttons)
+        head = QWidget()
+        head.setLayout(top)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(head)
+        split.addWidget(self.runs_view)
+        split.addWidget(self.log_view)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setStretchFactor(2, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(split)
+
+        self.planner_combo.currentIndexChanged.connect(self._on_planner_changed)
+        self.defaults_button.clicked.connect(self._reset_form)
+        self.parallel_spin.valueChanged.connect(manager.set_max_parallel)
+        self.run_button.clicked.connect(self._run_clicked)
+        self.cancel_button.clicked.connect(self.cancel_selected)
+        self.cancel_all_button.clicked.connect(manager.cancel_all)
+        self.clear_button.clicked.connect(self.clear_finished)
+        manager.run_added.connect(self._on_run_added)
+        self.refresh_planners()
+
+    # ---- planners and forms ---------------------------------------------------------------------
+
+    def refresh_planners(self) -> None:
+        """Re-read the registry (new planners appear, the current choice is kept)."""
+        current = self.current_planner_name()
+        self.planners = dict(sorted(available().items()))
+        self.planner_combo.blockSignals(True)
+        self.planner_combo.clear()
+        for name, p in self.planners.items():
+            self.planner_combo.addItem(name, name)
+            self.planner_combo.setItemData(self.planner_combo.count() - 1, p.description, Qt.ItemDataRole.ToolTipRole)
+        self.planner_combo.blockSignals(False)
+        if current in self.planners:
+            self.select_planner(current)
+        else:
+            self._on_planner_changed()
+        self.run_button.setEnabled(bool(self.planners))
+
+    def current_planner_name(self) -> str | None:
+        return self.planner_combo.currentData()
+
+    def select_planner(self, name: str) -> None:
+        i = self.planner_combo.findData(name)
+        if i < 0:
+            raise InaplannerError(f"unknown planner {name!r}")
+        self.planner_combo.setCurrentIndex(i)
+        self._on_planner_changed()
+
+    def form(self, name: str | None = None) -> ParamForm:
+        """The parameter form of ``name`` (default: the current planner), built on first use."""
+        name = name or self.current_planner_name()
+        if name is None:
+            raise InaplannerError("no planner is registered")
+        if name not in self.forms:
+            form = ParamForm(all_params(self.planners[name]))
+            self.forms[name] = form
+            self.forms_stack.addWidget(form)
+        return self.forms[name]
+
+    def _on_planner_changed(self, *_: Any) -> None:
+        name = self.current_planner_name()
+        if name is None:
+            self.description.setText("No planner is registered.")
+            return
+        self.description.setText(self.planners[name].description)
+        self.forms_stack.setCurrentWidget(self.form(name))
+
+    def _reset_form(self) -> None:
+        if self.current_planner_name() is not None:
+            self.form().reset()
+
+    # ---- running --------------------------------------------------------------------------------
+
+    def make_request(self, name: str | None = None, label: str = "baseline") -> RunRequest:
+        """A request for ``name`` with its form's values on a snapshot of the current scenario.
+        Raises InaplannerError for a bad parameter."""
+        name = name or self.current_planner_name()
+        if name is None:
+            raise InaplannerError("no planner is registered")
+        if name not in self.planners:
+            raise InaplannerError(f"unknown planner {name!r}")
+        params = resolve_params(self.planners[name], self.form(name).values())
+        sc = self._scenario()
+        return RunRequest(name, params, scenario_to_dict(sc), label=label, version=self._version())
+
+    def run(self, name: str | None = None) -> PlannerRun:
+        """Queue a run of ``name`` (default: the current planner) on the current scenario; refused
+        (InaplannerError) when the scenario has no jobs."""
+        if not self._scenario().jobs:
+            raise InaplannerError("the scenario has no jobs: add a job (workers and a parameter server) first")
+        return self.manager.submit(self.make_request(name), self.backend_combo.currentText())
+
+    def _run_clicked(self) -> None:
+        try:
+            self.run()
+        except InaplannerError as exc:
+            self._show_error("Cannot run the planner", str(exc))
+
+    def cancel_selected(self) -> None:
+        chosen = {id(it) for it in self.runs_view.selectedItems()}
+        for run in self.manager.runs:
+            entry = self._items.get(run.request.id)
+            if entry is not None and id(entry[0]) in chosen:
+                run.cancel()
+
+    # ---- the runs list --------------------------------------------------------------------------
+
+    def clear_finished(self) -> None:
+        for run in [r for r in self.manager.runs if r.done]:
+            item, _bar = self._items.pop(run.request.id)
+            self.runs_view.takeTopLevelItem(self.runs_view.indexOfTopLevelItem(item))
+        self.manager.forget_ended()
+
+    def _on_run_added(self, run: PlannerRun) -> None:
+        item = QTreeWidgetItem([run.title, run.state, "", run.message])
+        self.runs_view.addTopLevelItem(item)
+        bar = QProgressBar()
+        bar.setRange(0, 1000)
+        bar.setTextVisible(False)
+        bar.setMaximumHeight(14)
+        self.runs_view.setItemWidget(item, 2, bar)
+        self._items[run.request.id] = (item, bar)
+        run.state_changed.connect(lambda state, r=run: self._on_state(r))
+        run.progressed.connect(lambda f, m, r=run: self._on_progress(r))
+        run.logged.connect(lambda line, r=run: self.log_view.appendPlainText(f"[{r.title}] {line}"))
+
+    def _on_state(self, run: PlannerRun) -> None:
+        item, bar = self._items[run.request.id]
+        item.setText(1, run.state)
+        item.setText(3, run.message)
+        if run.state == "running" and run.fraction is None:
+            bar.setRange(0, 0)  # busy until the planner reports a fraction
+        elif run.state in ENDED:
+            bar.setRange(0, 1000)
+            bar.setValue(1000 if run.state == "finished" else bar.value())
+        if run.error:
+            item.setToolTip(3, run.error)
+
+    def _on_progress(self, run: PlannerRun) -> None:
+        item, bar = self._items[run.request.id]
+        if bar.maximum() == 0:
+            bar.setRange(0, 1000)
+        bar.setValue(int(max(0.0, min(1.0, run.fraction or 0.0)) * 1000))
+        item.setText(3, run.message)
+
+    def progress_bar(self, run: PlannerRun) -> QProgressBar:
+        return self._items[run.request.id][1]
