@@ -61,6 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     em.add_argument("-o", "--output", default="testbed.toml", metavar="TOML")
     em.add_argument("--base-port", type=int, default=0, metavar="PORT",
                     help="first listening port (default: free ports)")
+    em.add_argument("--plan", metavar="PLAN",
+                    help="deploy this plan on the emulated switches (all switches are emulated) and "
+                    "make their port counters follow its link loads, so `inaplanner monitor` shows "
+                    "traffic")
+    em.add_argument("--noise", type=float, default=0.0, metavar="SHARE",
+                    help="with --plan: random noise on the counted rates (e.g. 0.02)")
     em.set_defaults(func=run_emulate)
 
     tr = tsub.add_parser(
@@ -157,10 +163,22 @@ def run_entries(args: argparse.Namespace) -> int:
 def run_emulate(args: argparse.Namespace) -> int:
     from inaplanner.deploy.emulated import start_emulated_testbed
     from inaplanner.io.formats import load_any
+    from inaplanner.io.native import load_plan
 
     scenario = load_any(args.scenario)
-    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port)
+    plan = load_plan(args.plan) if args.plan else None
+    ids = [s.id for s in scenario.switches()] if plan is not None else None
+    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port, switch_ids=ids)
     try:
+        if plan is not None:
+            from inaplanner.deploy.deployer import deploy
+            from inaplanner.monitor.drive import drive_plan
+
+            report = deploy(scenario, plan, tb.inventory)
+            if not report.ok:
+                raise InaplannerError("deploying the plan on the emulated switches failed:\n" + report.text())
+            drive_plan(tb.handles, scenario, tb.inventory, plan, noise=args.noise)
+            print(f"deployed {args.plan}; port counters follow its link loads")
         for sid, h in tb.handles.items():
             print(f"switch {sid}: P4Runtime on {h.address} (device id {h.device_id})")
         print(f"wrote {args.output}; deploy with: inaplanner deploy PLAN --testbed {args.output}")
