@@ -116,7 +116,9 @@ def run_planner(
     cancel.check()
     plan.scenario_sha256 = scenario_sha256(scenario)
     plan.planner.name = planner.name
-    plan.planner.params = {k: v for k, v in resolved.items() if k not in ("seed",)}
+    reported = {k: v for k, v in plan.planner.params.items() if k not in resolved}
+    # declared parameters as resolved, plus what the planner reports it applied (e.g. a rule)
+    plan.planner.params = {**{k: v for k, v in resolved.items() if k not in ("seed",)}, **reported}
     plan.planner.seed = resolved.get("seed")
     plan.planner.seconds = time.perf_counter() - start
     return plan

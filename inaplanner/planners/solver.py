@@ -66,8 +66,10 @@ def solve(
     gap: float | None = None,
     msg: bool = False,
     on_log: Callable[[str], None] | None = None,
+    options: dict[str, object] | None = None,
 ) -> SolveResult:
-    """Solve ``prob`` in place (variable values set) and report status, objective and bound."""
+    """Solve ``prob`` in place (variable values set) and report status, objective and bound.
+    ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them."""
     start = time.perf_counter()
     if cancel is not None:
         cancel.check()
@@ -98,6 +100,7 @@ def solve(
         callbackTuple=(callback, None),
         callbacksToActivate=kinds,
         threads=1,
+        **(options or {}),
     )
     prob.solve(solver)
     seconds = time.perf_counter() - start

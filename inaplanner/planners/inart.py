@@ -1,0 +1,391 @@
+"""InArt: in-network aggregation with route selection for several PSs (InArt paper, sections 3-4).
+
+Problem Eq. (1): split the model across the job's PSs (x_s, sum 1), send every worker's gradient
+for PS s either straight to s (y^{s,w}) or to one programmable switch v that aggregates it
+(y_v^{s,w}, at most once), on one path each (q), with switch capacity C(v) - c(v), link capacity
+B(e) - b(e) and PS ingress B(s) - b(s); maximise the sending rate f (the job's throughput: the task
+for PS s runs at f * x_s). Background loads come from the scenario: c(v) =
+``aggregation_background``, b(e) = link ``background``, B(s) - b(s) = the PS's access links' free
+capacity toward the PS.
+
+Phase 1, L-InArt (Alg. 1): the split x from Eq. (2), the relaxation of Eq. (1) to the switch and PS
+capacity constraints with fractional y, z. The paper solves its KKT system by Gaussian elimination;
+we reach the same optimum exactly with a linear program: substitute the task rates g_s = f * x_s
+and the per-flow rates u_v^{s,w} = g_s * y_v^{s,w}, u^{s,w} = g_s * y^{s,w}, zeta_v^s = g_s * z_v^s.
+Every constraint of Eq. (2) becomes linear in (f, g, u, zeta):
+
+    sum_s g_s = f,   u^{s,w} + sum_v u_v^{s,w} = g_s,   u_v^{s,w} <= zeta_v^s <= g_s,
+    sum_s sum_w u_v^{s,w} <= C(v) - c(v),   sum_w u^{s,w} + sum_v zeta_v^s <= B(s) - b(s),
+
+and for g_s > 0 the map (g, y, z) -> (g, u, zeta) is a bijection between the feasible sets (y =
+u / g_s, z = zeta / g_s lie in [0, 1] because u, zeta <= g_s), so the LP optimum f* is Eq. (2)'s
+optimum and x_s = g_s / f*. Eq. (2) has nothing worker-specific, so by symmetry one rate per
+(PS, switch) shared by all workers suffices (see :func:`l_inart_split`), which keeps the LP tiny.
+Eq. (2) often has many optimal splits; among them we take the most
+balanced one (a second LP holding f = f* and minimising max_s |x_s - 1/|S||), so that a tie is
+never broken toward an arbitrary extreme vertex.
+
+Phase 2, R-InArt (Alg. 2): candidate paths P are Yen's k shortest simple paths (``k``, default 4)
+for every worker -> PS, worker -> switch and switch -> PS pair (hosts never forward); a switch is a
+candidate aggregator for (w, s) when some worker -> v path and some v -> s path join into one simple
+path. LP Eq. (5), the relaxation of Eq. (1) for the fixed split, is again written in rates (path
+rates = f * x_s * q_p, products with the variable f substituted as above), so it is linear. Two
+readings of the printed Eq. (5): a worker's path variables to switch v are per (PS, worker, switch)
+since each PS's share is a separate flow, and an aggregate's path variables sum to z_v^s (the paper
+prints y_v^{s,w}, which would force every worker's y_v to be equal). Its optimum is the plan's
+``bound`` (for the chosen split). The LP runs on HiGHS' interior-point solver. Rounding uses the paper's interval method
+(:func:`inaplanner.planners.rounding.interval_choice`): first the aggregation choice of every
+(worker, PS) - switches in order, the PS last - then one path per aggregate (switch -> PS) and
+per flow, each drawn in proportion to its LP value among the paths that keep the route simple.
+``rounds`` repeats the draw and keeps the plan the evaluator scores best. Final rates: the evaluator's
+largest rates for the routes with the split fixed (:func:`~inaplanner.planners.ina_common.finish_plan`).
+
+Variants: ``inart`` (both phases) and ``inart-equal`` (equal split + R-InArt, the paper's "R-InArt"
+benchmark). Several jobs: each job's split from its own Eq. (2) (InArt treats other jobs as
+background); one Eq. (5) for all jobs with CONTRACTS.md rule 5 as objective.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulp
+
+from inaplanner.errors import PlanError
+from inaplanner.evaluate import MU
+from inaplanner.model import Job, Plan, PlannerInfo, Route, Scenario, Switch, Task
+from inaplanner.planners.base import Param, Progress
+from inaplanner.planners.ina_common import (
+    Budget,
+    PathFinder,
+    access_capacity,
+    equal_split,
+    finish_plan,
+    rng_for,
+    status_for,
+    switch_room,
+)
+from inaplanner.planners.rounding import draw
+from inaplanner.planners.solver import CancelToken, solve
+
+
+class _Vars:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, up: float | None = None) -> pulp.LpVariable:
+        self.count += 1
+        return pulp.LpVariable(f"v{self.count}", lowBound=0.0, upBound=up)
+
+
+def _aggregators(sc: Scenario) -> list[Switch]:
+    return [s for s in sc.switches() if s.programmable and (switch_room(s) is None or switch_room(s) > 0)]
+
+
+def l_inart_split(
+    sc: Scenario, job: Job, *, time_limit: float = 60.0, cancel: CancelToken | None = None,
+    balanced: bool = True,
+) -> tuple[dict[str, float], float]:
+    """L-InArt (Alg. 1): the model split x_s over ``job``'s PSs from Eq. (2) and Eq. (2)'s optimum f*.
+
+    Solved exactly as the LP in rate variables described in the module docstring, reduced by
+    symmetry: Eq. (2) has nothing worker-specific (no paths, no access links), so permuting the
+    workers maps solutions to solutions, and averaging a solution over all permutations (the
+    feasible set is convex) gives one as good in which every worker has the same rates. One
+    per-worker rate u^s (direct) and u_v^s (aggregated at v) per PS therefore suffices, with the
+    sums over workers becoming |W| times them."""
+    pss = list(job.parameter_servers)
+    if len(pss) == 1:
+        return {pss[0]: 1.0}, float("nan")
+    switches = _aggregators(sc)
+    n = len(job.workers)
+    var = _Vars()
+    prob = pulp.LpProblem("l_inart", pulp.LpMaximize)
+    f = var()
+    g = {s: var() for s in pss}
+    prob += f
+    prob += pulp.lpSum(g.values()) == f
+    per_switch: dict[str, list] = {v.id: [] for v in switches}
+    for s in pss:
+        zeta = {v.id: var() for v in switches}
+        u_d = var()
+        u_v = {v.id: var() for v in switches}
+        prob += u_d + pulp.lpSum(u_v.values()) == g[s]  # y + sum_v y_v = 1, times g_s
+        for vid, u in u_v.items():
+            prob += u <= zeta[vid]  # y_v <= z_v
+            prob += zeta[vid] <= g[s]  # z_v <= 1
+            per_switch[vid].append(n * u)
+        prob += n * u_d + pulp.lpSum(zeta.values()) <= access_capacity(sc, s, inbound=True)
+    for v in switches:
+        room = switch_room(v)
+        if room is not None and per_switch[v.id]:
+            prob += pulp.lpSum(per_switch[v.id]) <= room
+    budget = Budget(time_limit)
+    res = solve(prob, time_limit=budget.left(), cancel=cancel)
+    if res.objective is None or res.status == "infeasible":
+        raise PlanError(f"job {job.id}: L-InArt model (Eq. 2) has no solution")
+    f_star = float(res.objective)
+    if f_star <= 1e-12:
+        return {s: 1.0 / len(pss) for s in pss}, 0.0
+    values = {s: float(g[s].value() or 0.0) for s in pss}
+    if balanced and res.status == "optimal" and not budget.spent:
+        t = var()
+        prob += f >= f_star * (1.0 - 1e-9), "hold_f"
+        for s in pss:
+            prob += g[s] - f_star / len(pss) <= t
+            prob += f_star / len(pss) - g[s] <= t
+        prob.sense = pulp.LpMinimize
+        prob.setObjective(t)
+        try:
+            step = solve(prob, time_limit=budget.left(), cancel=cancel)
+            if step.objective is not None and step.status != "infeasible":
+                values = {s: float(g[s].value() or 0.0) for s in pss}
+        except PlanError:
+            pass
+    # shares to 6 decimals: the solver's tolerance noise (0.4999999995) means nothing
+    shares = {s: round(max(values[s], 0.0) / f_star, 6) for s in pss}
+    total = sum(shares.values())
+    return {s: shares[s] / total for s in pss}, f_star
+
+
+class PathSets:
+    """InArt's P: k shortest simple paths per (worker, PS), (worker, switch), (switch, PS)."""
+
+    def __init__(self, sc: Scenario, k: int) -> None:
+        self.pf = PathFinder(sc, updown=False)
+        self.k = k
+        self.cache: dict[tuple[str, str], list[list[str]]] = {}
+
+    def get(self, src: str, dst: str) -> list[list[str]]:
+        key = (src, dst)
+        if key not in self.cache:
+            self.cache[key] = self.pf.k_shortest(src, dst, self.k)
+        return self.cache[key]
+
+
+def _joins(p1: list[str], p2: list[str]) -> bool:
+    """worker -> v path ``p1`` and v -> PS path ``p2`` form one simple path."""
+    return not (set(p1[:-1]) & set(p2))
+
+
+class Eq5:
+    """LP Eq. (5) for a fixed split, in rate variables; keeps the variables for the rounding."""
+
+    def __init__(self, sc: Scenario, split: dict[Task, float], paths: PathSets,
+                 max_detour: int | None = None) -> None:
+        self.sc = sc
+        self.max_detour = max_detour
+        self.split = split
+        self.paths = paths
+        self.direct: dict[tuple[Task, str], list[tuple[list[str], Any]]] = {}
+        self.to_switch: dict[tuple[Task, str, str], list[tuple[list[str], Any]]] = {}
+        self.agg: dict[tuple[Task, str], list[tuple[list[str], Any]]] = {}
+        self.options: dict[tuple[Task, str], list[str]] = {}  # (task, worker) -> candidate switches
+        self.f: dict[str, Any] = {}
+        self.prob = pulp.LpProblem("r_inart", pulp.LpMaximize)
+        self._build()
+
+    def _build(self) -> None:
+        sc, prob = self.sc, self.prob
+        var = _Vars()
+        link_terms: dict[tuple[str, str], list] = {}
+        switch_terms: dict[str, list] = {}
+        ps_terms: dict[str, list] = {}
+
+        def on_links(path: list[str], v) -> None:
+            for a, b in zip(path, path[1:], strict=False):
+                link_terms.setdefault((a, b), []).append(v)
+
+        switches = _aggregators(sc)
+        self.f = {j.id: var() for j in sc.jobs}
+        for task in sc.tasks():
+            job = sc.job(task.job)
+            share = self.split[task]
+            rate = share * self.f[job.id]
+            agg_paths = {v.id: self.paths.get(v.id, task.ps) for v in switches}
+            agg_paths = {vid: ps for vid, ps in agg_paths.items() if ps}
+            used: dict[str, list] = {}
+            for w in job.workers:
+                parts = []
+                direct = self.paths.get(w, task.ps)
+                if not direct:
+                    raise PlanError(f"no path from worker {w} to PS {task.ps}")
+                self.direct[(task, w)] = [(p, var()) for p in direct]
+                for p, v in self.direct[(task, w)]:
+                    on_links(p, v)
+                    parts.append(v)
+                    ps_terms.setdefault(task.ps, []).append(v)
+                for vid, a_paths in agg_paths.items():
+                    if self.max_detour is not None:
+                        to_v = self.paths.get(w, vid)
+                        if not to_v or len(to_v[0]) + len(a_paths[0]) - len(direct[0]) - 1 > self.max_detour:
+                            continue
+                    w_paths = [p for p in self.paths.get(w, vid) if any(_joins(p, q) for q in a_paths)]
+                    if not w_paths:
+                        continue
+                    entries = [(p, var()) for p in w_paths]
+                    self.to_switch[(task, w, vid)] = entries
+                    self.options.setdefault((task, w), []).append(vid)
+                    for p, v in entries:
+                        on_links(p, v)
+                        parts.append(v)
+                        switch_terms.setdefault(vid, []).append(v)
+                    used.setdefault(vid, []).append(pulp.lpSum(v for _, v in entries))
+                prob += pulp.lpSum(parts) == rate  # y + sum_v y_v = 1, times f * x_s
+            for vid, flows in used.items():
+                entries = [(p, var()) for p in agg_paths[vid]]
+                self.agg[(task, vid)] = entries
+                z = pulp.lpSum(v for _, v in entries)
+                for p, v in entries:
+                    on_links(p, v)
+                    ps_terms.setdefault(task.ps, []).append(v)
+                for flow in flows:
+                    prob += flow <= z  # y_v <= z_v
+                prob += z <= rate  # z_v <= 1
+        for vid, terms in switch_terms.items():
+            node = sc.node(vid)
+            assert isinstance(node, Switch)
+            room = switch_room(node)
+            if room is not None:
+                prob += pulp.lpSum(terms) <= room
+        for (a, b), terms in link_terms.items():
+            lk = sc.link_between(a, b)
+            assert lk is not None
+            prob += pulp.lpSum(terms) <= max(lk.capacity - lk.background_from(a), 0.0)
+        for ps, terms in ps_terms.items():
+            prob += pulp.lpSum(terms) <= access_capacity(sc, ps, inbound=True)
+        jobs = sc.jobs
+        if len(jobs) == 1:
+            prob += self.f[jobs[0].id]
+        else:
+            z = var()
+            for j in jobs:
+                prob += z <= j.weight * self.f[j.id]
+            prob += z + MU * pulp.lpSum(j.weight * self.f[j.id] for j in jobs)
+
+    def solve(self, time_limit: float, cancel: CancelToken | None):
+        """Solve; afterwards the entries hold (path, LP rate) instead of (path, variable)."""
+        # interior point: several times faster than simplex on this large, degenerate LP
+        res = solve(self.prob, time_limit=time_limit, cancel=cancel, options={"solver": "ipm"})
+        if res.objective is None or res.status == "infeasible":
+            raise PlanError("R-InArt LP (Eq. 5) has no solution"
+                            + (" within the time limit" if res.status == "timeout" else ""))
+        for table in (self.direct, self.to_switch, self.agg):
+            for key, entries in table.items():
+                table[key] = [(p, _val(v)) for p, v in entries]
+        return res
+
+
+def _val(v) -> float:
+    x = v.value()
+    return max(float(x), 0.0) if x is not None else 0.0
+
+
+def round_routes(lp: Eq5, rng, pf: PathFinder) -> tuple[dict[Task, list[Route]], int]:
+    """Alg. 2 step 2 with the interval method: aggregation choice, then aggregate paths, then flow
+    paths compatible with them. Returns the routes and how many flows had to be sent unaggregated
+    because no candidate path joined them to their aggregate's path."""
+    sc = lp.sc
+    routes: dict[Task, list[Route]] = {}
+    repairs = 0
+    for task in sc.tasks():
+        job = sc.job(task.job)
+        choice: dict[str, str] = {}
+        for w in job.workers:
+            options = lp.options.get((task, w), [])
+            weights = [sum(v for _, v in lp.to_switch[(task, w, vid)]) for vid in options]
+            weights.append(sum(v for _, v in lp.direct[(task, w)]))
+            pick = draw(weights, rng)
+            choice[w] = options[pick] if pick < len(options) else task.ps
+        agg_path: dict[str, list[str]] = {}
+        for vid in sorted({c for c in choice.values() if c != task.ps}):
+            entries = lp.agg[(task, vid)]
+            agg_path[vid] = entries[draw([v for _, v in entries], rng)][0]
+        out: list[Route] = []
+        for w in job.workers:
+            vid = choice[w]
+            if vid != task.ps:
+                entries = [(p, v) for p, v in lp.to_switch[(task, w, vid)] if _joins(p, agg_path[vid])]
+                if entries:
+                    p = entries[draw([v for _, v in entries], rng)][0]
+                    out.append(Route(w, [*p, *agg_path[vid][1:]], [vid]))
+                    continue
+                detour = pf.shortest(w, vid, avoid=agg_path[vid][1:], limit=1)
+                if detour:
+                    out.append(Route(w, [*detour[0], *agg_path[vid][1:]], [vid]))
+                    continue
+                repairs += 1
+            entries = lp.direct[(task, w)]
+            p = entries[draw([v for _, v in entries], rng)][0]
+            out.append(Route(w, list(p), []))
+        routes[task] = out
+    return routes, repairs
+
+
+class InArtPlanner:
+    """``inart`` (L-InArt split + R-InArt) or ``inart-equal`` (equal split + R-InArt)."""
+
+    def __init__(self, equal: bool) -> None:
+        self.equal = equal
+        self.name = "inart-equal" if equal else "inart"
+        self.description = (
+            "InArt with an equal model split + R-InArt routing (the paper's R-InArt benchmark)"
+            if equal
+            else "InArt: L-InArt model split (Eq. 2) + R-InArt path LP and randomized rounding (Eq. 5)"
+        )
+        self.params = (
+            Param("k", int, 4, "candidate paths per pair (Yen's k shortest simple paths)", min=1, max=64),
+            Param("rounds", int, 32, "randomized roundings; the best evaluated plan is kept (1 = the paper)",
+                  min=1, max=100000),
+        )
+
+    def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
+        sc = scenario
+        budget = Budget(float(params["time_limit"]))  # shared by every solve of the run
+        progress(0.02, "model split")
+        if self.equal:
+            split = equal_split(sc)
+            split_rule = "equal"
+        else:
+            split = {}
+            for job in sc.jobs:
+                x, _ = l_inart_split(sc, job, time_limit=budget.left(), cancel=cancel)
+                split.update({Task(job.id, ps): share for ps, share in x.items()})
+            split_rule = "L-InArt (Eq. 2 optimum, most balanced among ties)"
+        cancel.check()
+        progress(0.1, "candidate paths and LP (Eq. 5)")
+        paths = PathSets(sc, int(params["k"]))
+        lp = Eq5(sc, split, paths)
+        cancel.check()
+        res = lp.solve(budget.left(), cancel)
+        bound = float(res.objective) if res.status == "optimal" else res.bound
+        seed = int(params["seed"])
+        rounds = int(params["rounds"])
+        best: tuple[Plan, float, int] | None = None
+        for k in range(rounds):
+            cancel.check()
+            rng = rng_for(seed, "inart", k)  # same draws for both variants: only the split differs
+            routes, repairs = round_routes(lp, rng, paths.pf)
+            plan, ev = finish_plan(sc, routes, split, PlannerInfo(self.name), bound)
+            if best is None or ev.objective > best[1] + 1e-12:
+                best = (plan, ev.objective, repairs)
+            progress(0.3 + 0.7 * (k + 1) / rounds, f"round {k + 1}/{rounds}: best {best[1]:.6g}")
+            if bound is not None and best[1] >= bound * (1 - 1e-9):
+                break
+        assert best is not None
+        plan, objective, repairs = best
+        plan.planner = PlannerInfo(
+            self.name,
+            params={
+                "split_rule": split_rule,
+                "split": {f"{t.job}/{t.ps}": round(s, 9) for t, s in split.items()},
+                "lp_objective": float(res.objective) if res.objective is not None else None,
+                "unaggregated_repairs": repairs,
+            },
+            solver=res.solver,
+            status=status_for(objective, bound, res.status),
+        )
+        return plan
+
+
+PLANNERS = [InArtPlanner(equal=False), InArtPlanner(equal=True)]
