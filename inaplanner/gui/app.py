@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from inaplanner.errors import InaplannerError, ValidationError
 from inaplanner.gui import theme
 from inaplanner.gui.files import read_scenario
+from inaplanner.gui.gcguard import ensure_main_thread_gc
 from inaplanner.gui.main_window import MainWindow
 from inaplanner.gui.overlay import overlay_from_evaluation
 from inaplanner.io.atomic import atomic_write_bytes
@@ -35,6 +36,7 @@ def application(argv: list[str] | None = None, theme_mode: str = "system") -> QA
     app.setDesktopFileName("inaplanner")
     app.setWindowIcon(theme.icon("inaplanner"))
     theme.apply(app, theme_mode)
+    ensure_main_thread_gc()
     return app
 
 

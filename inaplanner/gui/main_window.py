@@ -22,6 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QDockWidget,
     QFrame,
     QInputDialog,
@@ -41,6 +42,7 @@ from inaplanner.gui.autosave import Autosave
 from inaplanner.gui.canvas import TOOLS, Canvas
 from inaplanner.gui.commands import FRAGMENT_MIME, Editor, watch
 from inaplanner.gui.files import FileController
+from inaplanner.gui.gcguard import clear_clipboard_at_exit, ensure_main_thread_gc
 from inaplanner.gui.inspector import Inspector
 from inaplanner.gui.jobs_panel import JobsPanel
 from inaplanner.gui.theme import icon
@@ -83,6 +85,7 @@ class MainWindow(QMainWindow):
         plugins: bool = True,
     ) -> None:
         super().__init__()
+        ensure_main_thread_gc()  # worker threads must never run Python's collector on Qt objects
         self.document = document if document is not None else ScenarioDocument(Scenario("untitled"))
         self.headless_errors = False
         self.last_error: tuple[str, str] | None = None
@@ -425,6 +428,7 @@ class MainWindow(QMainWindow):
         mime.setData(FRAGMENT_MIME, text.encode("utf-8"))
         mime.setText(text)
         QGuiApplication.clipboard().setMimeData(mime)
+        clear_clipboard_at_exit()
         self.status(f"copied {len(nodes)} node(s)")
         return text
 
@@ -586,4 +590,24 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.autosave.finish()
+        self.shutdown()
         event.accept()
+
+    def shutdown(self) -> None:
+        """Release what would outlive the closed window: every plug-in's workers, threads and
+        timers (its ``shutdown()``), the dialogs it opened, and the canvas's hold on the document.
+        Qt deletes a closed window later, from whatever event loop runs next; after this nothing
+        of it still runs or reaches Python code by then."""
+        if getattr(self, "_shut_down", False):
+            return
+        self._shut_down = True
+        for name, plugin in getattr(self, "plugins", {}).items():
+            stop = getattr(plugin, "shutdown", None)
+            if callable(stop):
+                try:
+                    stop()
+                except Exception as exc:  # one plug-in must not keep the others running
+                    log.warning("GUI plug-in %s failed to shut down: %s", name, exc)
+        for dialog in self.findChildren(QDialog):
+            dialog.close()
+        self.canvas.shutdown()
