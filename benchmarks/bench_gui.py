@@ -17,9 +17,16 @@ let the event loop paint it once). Panning: one frame = scroll 40 px and let Qt 
 paints the uncovered strip, as when the user drags); ``full frame`` = repaint the whole viewport
 (what a zoom step costs). Median of 15 frames, worst in brackets; zoomed out, mid and near zoom.
 
+A second scenario times the flow overlay of a big realistic plan (``--plan-k``, default 16 and
+32): ``bench_evaluate.build`` (1,000 workers x 4 PSs on one fat-tree, up-down paths, merges at
+programmable edge switches). For each zoom (zoomed out, mid 0.5, near 1.2 centred on a PS):
+``set + paint`` = put the overlay on the canvas and paint the viewport once, ``links + flows`` =
+the part of that paint spent in the link and flow layers (rebuild included; target < 100 ms on
+k=32), ``repaint`` = paint the whole viewport again with the overlay up (a zoom step). Best of 3.
+
 Every figure is CPU time of this process (``time.process_time``), so a busy shared machine does not
 inflate it; wall-clock time is printed beside the totals. Prints figures; asserts nothing.
-Run: ``python benchmarks/bench_gui.py [--k 16 32]``.
+Run: ``python benchmarks/bench_gui.py [--k 16 32] [--plan-k 16 32]``.
 """
 
 from __future__ import annotations
@@ -186,15 +193,114 @@ def run(k: int) -> None:
         app.processEvents()
 
 
+class LayerClock:
+    """CPU ms spent in the link and flow layers' ``paint`` (a class-level wrapper, installed
+    before the items are made)."""
+
+    def __init__(self) -> None:
+        from inaplanner.gui.canvas.items import FlowLayer, LinkLayer
+
+        self.ms = 0.0
+        self._patched = []
+        for cls in (LinkLayer, FlowLayer):
+            orig = cls.paint
+
+            def paint(item, *args, _orig=orig, **kwargs):
+                c = time.process_time()
+                try:
+                    return _orig(item, *args, **kwargs)
+                finally:
+                    self.ms += (time.process_time() - c) * 1000
+
+            cls.paint = paint
+            self._patched.append((cls, orig))
+
+    def close(self) -> None:
+        for cls, orig in self._patched:
+            cls.paint = orig
+
+
+def run_plan(k: int, workers: int = 1000, tasks: int = 4) -> None:
+    """The flow overlay of ``bench_evaluate.build`` (see the module docstring)."""
+    from bench_evaluate import build
+
+    from inaplanner.evaluate import evaluate
+    from inaplanner.gui.app import application
+    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.gui.overlay import overlay_from_evaluation
+    from inaplanner.topologies.layout import auto_layout
+
+    app = application(theme_mode="light")
+    clock = LayerClock()  # before the window: PySide looks an item's overrides up when it is made
+    sc, plan = build(k, workers, tasks)
+    auto_layout(sc)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["INAPLANNER_RECOVERY_DIR"] = os.path.join(tmp, "recovery")
+        window = MainWindow(plugins=False, theme_mode="light")
+        window.resize(1280, 800)
+        window.show()
+        app.processEvents()
+        window.set_document(sc, None, validated=True)
+        canvas = window.canvas
+        canvas.fit()
+        canvas.viewport().repaint()
+        app.processEvents()
+        ev = evaluate(sc, plan)
+        data = []
+        for _ in range(3):
+            ov, t_ov, _ = timed(lambda: overlay_from_evaluation(ev))
+            data.append(t_ov)
+        print(f"fat-tree k={k} plan: {len(plan.tasks)} tasks, {sum(len(t.routes) for t in plan.tasks)} routes, "
+              f"{len(sc.links)} links, {len(ov.segments)} flow segments; overlay data {min(data):.0f} ms")
+        ps = sc.jobs[0].parameter_servers[0]
+        try:
+            for name, scale in (("zoomed out", None), ("mid zoom", 0.5), ("near zoom", 1.2)):
+                if scale is None:
+                    canvas.fit()
+                else:
+                    canvas.resetTransform()
+                    canvas.scale(scale, scale)
+                    canvas.centerOn(canvas.node_item(ps))
+                sets, layers, repaints = [], [], []
+                for _ in range(3):
+                    canvas.set_overlay(None)
+                    canvas.viewport().repaint()
+                    app.processEvents()
+                    clock.ms = 0.0
+
+                    def put() -> None:
+                        canvas.set_overlay(ov)
+                        canvas.viewport().repaint()
+
+                    _, t_set, _ = timed(put)
+                    sets.append(t_set)
+                    layers.append(clock.ms)
+                    _, t_re, _ = timed(canvas.viewport().repaint)
+                    repaints.append(t_re)
+                    app.processEvents()
+                print(f"  {name:<10} (scale {canvas.scale_factor():.3f}): set + paint {min(sets):6.0f} ms, "
+                      f"links + flows {min(layers):6.0f} ms, repaint {min(repaints):6.0f} ms cpu")
+        finally:
+            clock.close()
+        window.autosave.finish()
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--k", type=int, nargs="+", default=[16, 32])
+    ap.add_argument("--k", type=int, nargs="*", default=[16, 32])
+    ap.add_argument("--plan-k", type=int, nargs="*", default=[16, 32],
+                    help="fat-trees for the flow-overlay figures (bench_evaluate's plan)")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, Qt platform {os.environ.get('QT_QPA_PLATFORM')}, "
           f"{os.cpu_count()} CPU(s), load average {load:.1f}")
     for k in args.k:
         run(k)
+    for k in args.plan_k:
+        run_plan(k)
     return 0
 
 

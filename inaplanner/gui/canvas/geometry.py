@@ -77,6 +77,40 @@ def pick_labels(x: np.ndarray, y: np.ndarray, rect: tuple[float, float, float, f
     return idx[np.argsort(d, kind="stable")[:limit]]
 
 
+def clip_segments(
+    seg: np.ndarray, rect: tuple[float, float, float, float], period: float = 0.0
+) -> np.ndarray:
+    """The parts of segments (rows x1, y1, x2, y2) inside ``rect`` (left, top, width, height);
+    segments missing it are dropped (Liang-Barsky, vectorised).
+
+    ``period`` > 0 (scene units): a clipped start is moved back to the last whole multiple of
+    ``period`` from the segment's own start, so a dash pattern of that period starts in the same
+    phase as on the whole segment (dashes do not crawl while the view pans); the end is kept
+    where it was clipped. Parts of a point-like segment are kept when the point is inside."""
+    if seg.size == 0:
+        return seg.reshape(-1, 4).copy()
+    left, top, w, h = rect
+    x0, y0 = seg[:, 0], seg[:, 1]
+    dx, dy = seg[:, 2] - x0, seg[:, 3] - y0
+    t0 = np.zeros(seg.shape[0])
+    t1 = np.ones(seg.shape[0])
+    keep = np.ones(seg.shape[0], dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in ((-dx, x0 - left), (dx, left + w - x0), (-dy, y0 - top), (dy, top + h - y0)):
+            r = q / np.where(p != 0, p, 1.0)
+            keep &= ~((p == 0) & (q < 0))
+            t0 = np.where(p < 0, np.maximum(t0, r), t0)
+            t1 = np.where(p > 0, np.minimum(t1, r), t1)
+    keep &= t0 <= t1
+    t0, t1, x0, y0, dx, dy = t0[keep], t1[keep], x0[keep], y0[keep], dx[keep], dy[keep]
+    if period > 0:
+        length = np.hypot(dx, dy)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            back = np.where(length > 0, np.floor(t0 * length / period) * period / np.where(length > 0, length, 1.0), t0)
+        t0 = np.clip(back, 0.0, t0)
+    return np.column_stack([x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy])
+
+
 def segments_path(seg: np.ndarray) -> QPainterPath:
     """One QPainterPath holding every segment (rows x1, y1, x2, y2), built without a Python loop
     (pyqtgraph's ``arrayToQPath`` streams the coordinates into the path)."""

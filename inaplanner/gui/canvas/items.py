@@ -77,9 +77,13 @@ NODE_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.Gra
 
 
 def _cosmetic(colour: str | QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+    """A pen of constant pixel width with flat caps. Flat (not round) caps keep Qt's raster engine
+    on its line rasteriser: a round-capped pen wider than one pixel goes through the general path
+    stroker, 10-100x slower on thousands of segments (worse antialiased); segment ends sit under
+    the node shapes, so the caps are never seen."""
     pen = QPen(QColor(colour), width, style)
     pen.setCosmetic(True)
-    pen.setCapStyle(Qt.PenCapStyle.FlatCap if style != Qt.PenStyle.SolidLine else Qt.PenCapStyle.RoundCap)
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap)
     return pen
 
 
@@ -125,9 +129,12 @@ class NodeItem(QGraphicsPathItem):
 # ---- tiles of segments -------------------------------------------------------------------------
 
 
-def tiled_paths(seg: np.ndarray) -> list[tuple[QRectF, QPainterPath]]:
+Tile = tuple[QRectF, QPainterPath, np.ndarray]  # bounding box, path, the segments in it
+
+
+def tiled_paths(seg: np.ndarray) -> list[Tile]:
     """Cut segments into tiles of neighbours (by the x of their middle; long segments apart) and
-    build one path per tile with its bounding box."""
+    build one path per tile with its bounding box (the segments are kept for clipping)."""
     n = seg.shape[0]
     if n == 0:
         return []
@@ -139,12 +146,12 @@ def tiled_paths(seg: np.ndarray) -> list[tuple[QRectF, QPainterPath]]:
     order = np.lexsort((mid, long))
     tiles = []
     for start in range(0, n, TILE_LINKS):
-        part = seg[order[start:start + TILE_LINKS]]
+        part = np.ascontiguousarray(seg[order[start:start + TILE_LINKS]], dtype=np.float64)
         lo_x = float(np.minimum(part[:, 0], part[:, 2]).min())
         hi_x = float(np.maximum(part[:, 0], part[:, 2]).max())
         lo_y = float(np.minimum(part[:, 1], part[:, 3]).min())
         hi_y = float(np.maximum(part[:, 1], part[:, 3]).max())
-        tiles.append((QRectF(lo_x, lo_y, hi_x - lo_x, hi_y - lo_y), geo.segments_path(part)))
+        tiles.append((QRectF(lo_x, lo_y, hi_x - lo_x, hi_y - lo_y), geo.segments_path(part), part))
     return tiles
 
 
@@ -154,15 +161,41 @@ def _touches(rect: QRectF, view: QRectF) -> bool:
             and rect.top() <= view.bottom() and rect.bottom() >= view.top())
 
 
-def draw_tiles(painter: QPainter, buckets: list, exposed: QRectF, margin: float) -> None:
-    """Draw (pen, tiles) buckets, skipping tiles outside the exposed rectangle."""
+def _inside(rect: QRectF, view: QRectF) -> bool:
+    return (rect.left() >= view.left() and rect.right() <= view.right()
+            and rect.top() >= view.top() and rect.bottom() <= view.bottom())
+
+
+def dash_period(pen: QPen, scale: float) -> float:
+    """Scene length of one repeat of a cosmetic pen's dash pattern (0 for a solid pen)."""
+    if pen.style() == Qt.PenStyle.SolidLine:
+        return 0.0
+    width = pen.widthF() or 1.0
+    return sum(pen.dashPattern()) * width / max(scale, 1e-12)
+
+
+def draw_tiles(painter: QPainter, buckets: list, exposed: QRectF, margin: float, scale: float = 1.0) -> None:
+    """Draw (pen, tiles) buckets: tiles outside the exposed rectangle are skipped, tiles inside it
+    drawn from their ready path, and tiles across its edge clipped to it first. Zoomed in, a
+    link across the network is thousands of pixels long; Qt would stroke (and dash) all of it
+    only to throw most away, so the part on screen is cut out here (dashes kept in phase)."""
     view = exposed.adjusted(-margin, -margin, margin, margin)
+    rect = (view.left(), view.top(), view.width(), view.height())
     painter.setBrush(Qt.BrushStyle.NoBrush)
     for pen, tiles in buckets:
         painter.setPen(pen)
-        for rect, path in tiles:
-            if _touches(rect, view):
+        period = None
+        for box, path, seg in tiles:
+            if not _touches(box, view):
+                continue
+            if _inside(box, view):
                 painter.drawPath(path)
+                continue
+            if period is None:
+                period = dash_period(pen, scale)
+            part = geo.clip_segments(seg, rect, period)
+            if part.shape[0]:
+                painter.drawPath(geo.segments_path(part))
 
 
 # ---- layers ------------------------------------------------------------------------------------
@@ -197,7 +230,7 @@ class LinkLayer(_Layer):
 
     def __init__(self, ctl: CanvasScene) -> None:
         super().__init__(ctl, LINK_Z)
-        self._buckets: list[tuple[QPen, list[tuple[QRectF, QPainterPath]]]] = []
+        self._buckets: list[tuple[QPen, list[Tile]]] = []
         self.colour_key = np.zeros(0, dtype=np.int64)  # per link: index into self._pens
         self._pens: list[QPen] = []
         self.dirty = True
@@ -257,7 +290,7 @@ class LinkLayer(_Layer):
             self.rebuild()
         scale = painter.worldTransform().m11()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, geo.lod_level(scale) == "near")
-        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(scale, 1e-9))
+        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(scale, 1e-9), scale)
 
 
 class NodeDotsLayer(_Layer):
@@ -315,7 +348,7 @@ class FlowLayer(_Layer):
 
     def __init__(self, ctl: CanvasScene) -> None:
         super().__init__(ctl, FLOW_Z)
-        self._buckets: list[tuple[QPen, list[tuple[QRectF, QPainterPath]]]] = []
+        self._buckets: list[tuple[QPen, list[Tile]]] = []
         self._arrows: list[tuple[QColor, np.ndarray]] = []  # colour, rows x1 y1 x2 y2 (oriented)
         self.dirty = True
 
@@ -365,7 +398,7 @@ class FlowLayer(_Layer):
         tr = painter.worldTransform()
         lod = geo.lod_level(tr.m11())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod == "near")
-        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(tr.m11(), 1e-9))
+        draw_tiles(painter, self._buckets, option.exposedRect, 8.0 / max(tr.m11(), 1e-9), tr.m11())
         if lod == "far":
             return
         exposed = option.exposedRect

@@ -108,6 +108,14 @@ class Canvas(QGraphicsView):
         self._scene.set_colours(colours)
         self.viewport().update()
 
+    def shutdown(self) -> None:
+        """The window closed: stop following the document, and let the scene emit nothing more
+        (Qt emits ``selectionChanged`` while it deletes a scene, when the slots' owners may be
+        half deleted already)."""
+        self._scene.detach()
+        self._scene.blockSignals(True)
+        self.blockSignals(True)
+
     def scale_factor(self) -> float:
         return self.transform().m11()
 

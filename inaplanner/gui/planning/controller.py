@@ -69,6 +69,7 @@ class PlanningController(QObject):
     ) -> None:
         super().__init__(parent)
         self._scenario = scenario
+        self.on_shutdown: list[Callable[[], object]] = []  # run by shutdown() (wiring adds to it)
         self._set_overlay = set_overlay
         self._show_error = show_error
         self._apply_scenario = apply_scenario or (lambda sc, text: None)
@@ -180,4 +181,8 @@ class PlanningController(QObject):
         self._status(text)
 
     def shutdown(self) -> None:
+        """Stop every run (joining the worker threads) and whatever the wiring registered in
+        ``on_shutdown`` (timers, document subscriptions)."""
+        while self.on_shutdown:
+            self.on_shutdown.pop()()
         self.manager.shutdown()

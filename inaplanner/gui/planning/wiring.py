@@ -47,6 +47,7 @@ def install_on_window(window: Any) -> PlanningController:
 
     unsubscribe = window.document.subscribe(on_event)
     window.destroyed.connect(lambda *_: unsubscribe())
+    ctrl.on_shutdown.extend([refresh.stop, unsubscribe])  # the window closed: stop following it
     ctrl.track_changes = True
 
     right = Qt.DockWidgetArea.RightDockWidgetArea
