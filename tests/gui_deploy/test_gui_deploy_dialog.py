@@ -158,7 +158,6 @@ def test_cancel_during_deploy_rolls_every_switch_back(qtbot, window, scenario, d
         return False
 
     dialog.emulated.handles["L1"].fail_on(slow)
-    assert gc.isenabled()
     with qtbot.waitSignal(dialog.run_ended, timeout=30_000):
         dialog.deploy_button.click()
         qtbot.waitUntil(reached.is_set, timeout=15_000)
@@ -172,8 +171,9 @@ def test_cancel_during_deploy_rolls_every_switch_back(qtbot, window, scenario, d
     assert {w: inv.local_path(x.config_path).read_bytes() for w, x in inv.hosts.items()
             if inv.local_path(x.config_path).exists()} == workers_before
     assert window.errors == []  # a cancel is not an error
-    # no automatic garbage collection on worker threads while the run went on; back on after
-    assert gc_during_run and not any(gc_during_run) and gc.isenabled()
+    # no automatic garbage collection on worker threads while the run went on: the UI thread's
+    # timer collects instead (inaplanner.gui.gcguard)
+    assert gc_during_run and not any(gc_during_run)
     assert dialog.headline.text().startswith("Cancelled; ")
     assert "rolled back" in dialog.headline.text()
     assert "cancel requested" in dialog.log_view.toPlainText()

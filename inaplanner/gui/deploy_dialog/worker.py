@@ -7,9 +7,9 @@ The function gets ``(progress, cancel)``: ``progress(event)`` may be called from
 deployer calls it from its per-switch threads); ``cancel`` is a :class:`threading.Event` the UI
 sets. Exactly one of ``finished(result)`` or ``failed(message)`` follows, then ``ended()``.
 
-While a call runs, Python's automatic cyclic garbage collection is off; the UI thread collects
-when the last call has ended (:class:`MainThreadGC`). Otherwise an allocation on a worker thread
-may start a collection there that frees dead Qt wrappers (a closed window's widgets): their C++
+Python's automatic cyclic garbage collection must never run on the worker thread
+(:func:`inaplanner.gui.gcguard.ensure_main_thread_gc` keeps it on the UI thread). Otherwise an
+allocation on a worker thread may start a collection there that frees dead Qt wrappers (a closed window's widgets): their C++
 destructors then run on the worker thread, hold Qt's locks and wait for the GIL, while the UI
 thread holds the GIL and waits for those locks — a deadlock we saw in the tests. (pyqtgraph's
 ``GarbageCollector`` keeps collection on the UI thread for the same reason.)
@@ -17,7 +17,6 @@ thread holds the GIL and waits for those locks — a deadlock we saw in the test
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -25,32 +24,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inaplanner.errors import InaplannerError
+from inaplanner.gui.gcguard import ensure_main_thread_gc
 
 Work = Callable[[Callable[[Any], None], threading.Event], Any]
-
-
-class MainThreadGC:
-    """Automatic garbage collection off while any call runs; back on (if it was on before) when
-    the last one ends, with a collection of the young generations on the UI thread."""
-
-    active = 0
-    was_enabled = False
-
-    @classmethod
-    def hold(cls) -> None:
-        if cls.active == 0:
-            cls.was_enabled = gc.isenabled()
-            gc.disable()
-        cls.active += 1
-
-    @classmethod
-    def release(cls) -> None:
-        if cls.active == 0:
-            return
-        cls.active -= 1
-        if cls.active == 0 and cls.was_enabled:
-            gc.enable()
-            gc.collect(1)  # the young generations, here; a full collection would stall the UI
 
 
 class _Job(QRunnable):
@@ -94,7 +70,7 @@ class BackgroundCall(QObject):
 
     def start(self) -> None:
         self.running = True
-        MainThreadGC.hold()
+        ensure_main_thread_gc()
         self.pool.start(_Job(self))
 
     def cancel(self) -> None:
@@ -102,12 +78,10 @@ class BackgroundCall(QObject):
         self.cancel_event.set()
 
     def abandon(self) -> None:
-        """Stop listening (application exit, after the pool was waited for): no more signals;
-        the garbage-collection hold is given back."""
+        """Stop listening (application exit, after the pool was waited for): no more signals."""
         if not self.done:
             self.done = True
             self.running = False
-            MainThreadGC.release()
 
     @property
     def cancel_requested(self) -> bool:
@@ -128,7 +102,6 @@ class BackgroundCall(QObject):
             return
         self.running = False
         self.done = True
-        MainThreadGC.release()
         if kind == "result":
             self.finished.emit(payload)
         else:
