@@ -1,0 +1,168 @@
+"""ARO's unfolded, decomposed graph of one aggregation task (ARO section III-A).
+
+The physical shortest up-down DAG of the task (:func:`inaplanner.planners.routing.shortest_dag`)
+is turned into the paper's five node types:
+
+* ``("w", id)`` a worker, ``("ps", id)`` the task's PS;
+* ``("cs", id)`` a common switch (CS): forwards, conserves flow (Eq. 9);
+* ``("inp", id, p)`` input pipeline p of a programmable switch: aggregates every flow of the task
+  that enters on a port of pipeline p into one (Eqs. 6-8);
+* ``("op", id)`` the switch's output node: forwards the INPs' aggregates (Eq. 9).
+
+Because the DAG keeps only shortest paths towards one PS, a switch never appears twice on a path,
+so the paper's ``in``/``out`` copies of a leaf coincide with one node here; workers under the PS's
+own leaf simply enter that leaf directly (its "out" side).
+
+Extension beyond the paper, needed to be exact under CONTRACTS.md rule 4: a programmable switch with
+a finite ``aggregation_capacity`` also gets a *bypass* ``("cs", id)`` node, so flows may cross it
+without being aggregated (aggregation there costs capacity). With no such limit aggregating is
+never worse for link loads, so the paper's forced aggregation loses nothing.
+
+Each edge is one integer variable y (flows of the task on it, Eq. 4) and names the *resources* it
+uses: the physical directed link, and for edges into an INP of a capacity-limited switch, that
+switch's aggregation capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inaplanner.model import Scenario, Switch, Task
+from inaplanner.planners.routing import Dag
+
+UNode = tuple  # ("w", id) | ("cs", id) | ("inp", id, pipeline) | ("op", id) | ("ps", id)
+Resource = tuple  # ("link", u, v) directed | ("switch", id)
+
+
+@dataclass
+class UEdge:
+    """An edge of the unfolded graph: one y variable."""
+
+    tail: UNode
+    head: UNode
+    link: tuple[str, str]  # physical directed link it rides on
+    resources: tuple[Resource, ...]
+
+
+@dataclass
+class TaskGraph:
+    """The unfolded graph of one task."""
+
+    task: Task
+    workers: tuple[str, ...]
+    dag: Dag
+    aggregators: frozenset[str]  # programmable switches decomposed into INPs + OP
+    bypass: frozenset[str]  # aggregators that also offer a non-aggregating CS copy
+    edges: list[UEdge] = field(default_factory=list)
+    inps: list[UNode] = field(default_factory=list)
+    out_edges: dict[UNode, list[int]] = field(default_factory=dict)
+    in_edges: dict[UNode, list[int]] = field(default_factory=dict)
+    ub: list[int] = field(default_factory=list)  # upper bound of each y
+    nodes: list[UNode] = field(default_factory=list)  # topological order
+
+    @property
+    def ps(self) -> str:
+        return self.task.ps
+
+    def inp_index(self) -> dict[UNode, int]:
+        return {n: i for i, n in enumerate(self.inps)}
+
+    def edge_key(self, k: int) -> tuple[UNode, UNode]:
+        e = self.edges[k]
+        return e.tail, e.head
+
+    def inps_of(self, switch: str) -> list[UNode]:
+        return [n for n in self.inps if n[1] == switch]
+
+
+def resource_capacity(sc: Scenario, res: Resource) -> float:
+    """Available capacity of a resource: capacity minus background, never below 0."""
+    if res[0] == "link":
+        lk = sc.link_between(res[1], res[2])
+        assert lk is not None
+        return max(lk.capacity - lk.background_from(res[1]), 0.0)
+    sw = sc.node(res[1])
+    assert isinstance(sw, Switch) and sw.aggregation_capacity is not None
+    return max(sw.aggregation_capacity - sw.aggregation_background, 0.0)
+
+
+def build_task_graph(sc: Scenario, task: Task, workers: tuple[str, ...], dag: Dag) -> TaskGraph:
+    """Decompose ``dag`` (paths of ``workers`` to ``task.ps``) into ARO's node types."""
+    aggregators = []
+    bypass = []
+    for n in dag.nodes():
+        node = sc.node(n)
+        if isinstance(node, Switch) and node.programmable:
+            aggregators.append(n)
+            if node.aggregation_capacity is not None:
+                bypass.append(n)
+    g = TaskGraph(task, workers, dag, frozenset(aggregators), frozenset(bypass))
+    worker_set = set(workers)
+
+    def out_nodes(u: str) -> list[UNode]:
+        if u in worker_set:
+            return [("w", u)]
+        if u in g.aggregators:
+            return [("op", u), ("cs", u)] if u in g.bypass else [("op", u)]
+        return [("cs", u)]
+
+    def in_nodes(u: str, v: str) -> list[UNode]:
+        if v == task.ps:
+            return [("ps", v)]
+        if v in g.aggregators:
+            inp = ("inp", v, sc.ingress_pipeline(u, v))
+            return [inp, ("cs", v)] if v in g.bypass else [inp]
+        return [("cs", v)]
+
+    inps: dict[UNode, None] = {}
+    order: dict[UNode, None] = {}
+    for u in dag.nodes():
+        for o in out_nodes(u) if u != task.ps else [("ps", u)]:
+            order.setdefault(o, None)
+        for v in dag.succ.get(u, ()):
+            for tail in out_nodes(u):
+                for head in in_nodes(u, v):
+                    res: tuple[Resource, ...] = (("link", u, v),)
+                    if head[0] == "inp" and v in g.bypass:
+                        res = (*res, ("switch", v))
+                    k = len(g.edges)
+                    g.edges.append(UEdge(tail, head, (u, v), res))
+                    g.out_edges.setdefault(tail, []).append(k)
+                    g.in_edges.setdefault(head, []).append(k)
+                    if head[0] == "inp":
+                        inps.setdefault(head, None)
+    g.inps = sorted(inps, key=lambda n: (-dag.dist[n[1]], n[1], n[2]))
+    # topological order: by physical distance, INPs and bypass before the OP of the same switch
+    kind_rank = {"w": 0, "inp": 1, "cs": 2, "op": 3, "ps": 4}
+    nodes = set(order) | set(g.inps) | {h for h in g.in_edges}
+    g.nodes = sorted(nodes, key=lambda n: (-dag.dist[n[1]], kind_rank[n[0]], n[1:]))
+    g.ub = _upper_bounds(g)
+    return g
+
+
+def _upper_bounds(g: TaskGraph) -> list[int]:
+    """Largest number of flows each edge can carry: a worker sends 1, an INP 1, an OP one per INP
+    of its switch, a CS what it receives (the "scores" of ARO's APP use the same counts)."""
+    most_out: dict[UNode, int] = {}
+    ub = [0] * len(g.edges)
+    n_inps: dict[str, int] = {}
+    for n in g.inps:
+        n_inps[n[1]] = n_inps.get(n[1], 0) + 1
+    for n in g.nodes:
+        kind = n[0]
+        if kind == "w":
+            most_out[n] = 1
+        elif kind == "inp":
+            most_out[n] = 1
+        elif kind == "op":
+            most_out[n] = n_inps.get(n[1], 0)
+        elif kind == "cs":
+            most_out[n] = sum(ub[k] for k in g.in_edges.get(n, []))
+        for k in g.out_edges.get(n, []):
+            ub[k] = most_out[n]
+    return ub
+
+
+def inp_scores(g: TaskGraph) -> dict[UNode, int]:
+    """ARO APP score of each INP: the most flows its upstream nodes may send into it (Fig. 6)."""
+    return {n: sum(g.ub[k] for k in g.in_edges.get(n, [])) for n in g.inps}

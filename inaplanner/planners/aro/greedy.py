@@ -1,0 +1,260 @@
+"""A constructive answer to ARO's feasibility question, tried before the MILP.
+
+"Can every task i send at ``rates[i]``?" is what :func:`formulation.feasibility_model` asks HiGHS.
+Many of those questions are easy yes-instances on which HiGHS still spends seconds in presolve and
+root cuts before a heuristic finds a point. This greedy routes the workers one by one, each on the
+path that adds the fewest new flows: a flow reaching a programmable switch where its task already
+has an aggregate on that ingress pipeline merges into it for free (ARO Alg. 1's reuse of an INP's
+subpath), otherwise every link it crosses must still have ``rate`` of bandwidth left. Workers of
+one leaf go consecutively so they meet at their leaf's aggregate.
+
+It is only a heuristic: ``None`` means "not found", never "infeasible" — the MILP then decides.
+A plan it does find is exact (the same flow rules), returned as per-task :class:`Flows`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from inaplanner.model import Scenario
+from inaplanner.planners.aro.accel import aa_groups
+from inaplanner.planners.aro.formulation import Flows
+from inaplanner.planners.aro.graph import TaskGraph, UNode, inp_scores, resource_capacity
+from inaplanner.planners.solver import CancelToken
+
+
+def greedy_flows(
+    sc: Scenario, graphs: list[TaskGraph], rates: list[float], cancel: CancelToken | None = None
+) -> list[Flows] | None:
+    """Per-task flows meeting ``rates`` on every resource, or None when the greedy gets stuck.
+
+    Tasks go one after the other (a task that gets stuck is moved to the front and all are
+    routed again, at most once per task). When the PS's last switch aggregates and its link to the PS
+    admits fewer flows than there are ingress pipelines facing the fabric, which pipelines to
+    feed is a global choice the hop-by-hop greedy makes badly; the task is then tried with each
+    admissible set of those pipelines (first the ones behind the most programmable switches that
+    earlier tasks left room to reach)."""
+    order = list(range(len(graphs)))
+    for _attempt in range(len(graphs)):
+        left: dict[tuple, float] = {}  # resource -> bandwidth left
+        out: dict[int, Flows] = {}
+        for i in order:
+            flows = route_one(sc, graphs[i], rates[i], left, cancel)
+            if flows is None:  # stuck: retry with this task routed first
+                order = [i] + [j for j in order if j != i]
+                break
+            out[i] = flows
+        else:
+            return [out[i] for i in range(len(graphs))]
+    return None
+
+
+def route_one(
+    sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None
+) -> Flows | None:
+    """Route one task at ``rate`` in the bandwidth ``left`` (resource -> what remains; missing
+    resources are untouched) and take what it uses from ``left``; None (and ``left`` unchanged)
+    when the greedy finds no way."""
+    rate = max(rate, 0.0)
+    for blocked in _options(sc, g, rate, left):
+        if cancel is not None:
+            cancel.check()
+        trial = dict(left)
+        flows = _route_task(sc, g, rate, trial, blocked)
+        if flows is not None:
+            left.clear()
+            left.update(trial)
+            return flows
+    return None
+
+
+def _options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # noqa: ANN201
+    """Each last-hop choice as is, then with the alternative aggregators' INPs pre-opened in
+    balance (:func:`_balanced_openings`)."""
+    for blocked in last_hop_options(sc, g, rate, left):
+        yield blocked
+        extra = _balanced_openings(sc, g, rate, left, blocked)
+        if extra:
+            yield blocked | extra
+
+
+def _balanced_openings(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set) -> set:
+    """Edges to block so that each alternative aggregator keeps only as many INPs as its links
+    onward can carry flows at ``rate``, the INPs shared out over the classes of inputs (same
+    predecessors) in proportion to the flows that may come from them (D'Hondt: the class with the
+    largest score / (opened + 1) gets the next slot). The hop-by-hop greedy otherwise opens INPs
+    first come, first served, and leaves some inputs without any."""
+    if rate <= 0:
+        return set()
+    scores = inp_scores(g)
+    pred = g.dag.pred()
+    extra: set[tuple[str, str]] = set()
+    for group in aa_groups(g):
+        slots: dict[str, int] = {}
+        members: dict[str, dict[frozenset, tuple[str, int]]] = {}
+        for s in group:
+            k = 0
+            for v in g.dag.succ.get(s, ()):
+                if (s, v) in blocked:
+                    continue
+                res = ("link", s, v)
+                k += math.floor(left.get(res, resource_capacity(sc, res)) / rate + 1e-9)
+            ins: dict[int, list[str]] = {}
+            for u in pred[s]:
+                if (u, s) not in blocked:
+                    ins.setdefault(sc.ingress_pipeline(u, s), []).append(u)
+            if len(ins) <= k:
+                continue  # every INP can stay open
+            slots[s] = k
+            members[s] = {frozenset(us): (s, p) for p, us in ins.items()}
+        if not members:
+            continue
+        score: dict[frozenset, float] = {}
+        for s, classes in members.items():
+            for cls, (_, p) in classes.items():
+                score[cls] = max(score.get(cls, 0.0), float(scores.get(("inp", s, p), 0)))
+        opened: dict[frozenset, int] = dict.fromkeys(score, 0)
+        chosen: dict[str, set[frozenset]] = {s: set() for s in members}
+        while True:
+            best = None
+            for cls in sorted(score, key=lambda c: (-score[c] / (opened[c] + 1), sorted(c))):
+                hosts = [s for s in members if cls in members[s] and cls not in chosen[s]
+                         and len(chosen[s]) < slots[s]]
+                if hosts:
+                    best = (cls, max(hosts, key=lambda s: (slots[s] - len(chosen[s]), s)))
+                    break
+            if best is None:
+                break
+            cls, s = best
+            chosen[s].add(cls)
+            opened[cls] += 1
+        for s, classes in members.items():
+            for cls in classes:
+                if cls not in chosen[s]:
+                    extra.update((u, s) for u in cls)
+    return extra
+
+
+def last_hop_options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # noqa: ANN201
+    """Sets of blocked edges into the PS's last switch (see :func:`greedy_flows`); the empty set
+    (no restriction) comes last."""
+    preds = g.dag.pred()[g.ps]
+    if len(preds) == 1 and preds[0] in g.aggregators and rate > 0:
+        last = preds[0]
+        room = left.get(("link", last, g.ps), resource_capacity(sc, ("link", last, g.ps)))
+        k = math.floor(room / rate + 1e-9)
+        by_pipe: dict[int, list[str]] = {}
+        for u in g.dag.pred()[last]:
+            by_pipe.setdefault(sc.ingress_pipeline(u, last), []).append(u)
+        workers = set(g.workers)
+        forced = {p for p, us in by_pipe.items() if any(u in workers for u in us)}
+        pred = g.dag.pred()
+
+        def free(s: str) -> float:
+            """How much of the bandwidth into aggregator s earlier tasks left (1 = all)."""
+            links = [("link", u, s) for u in pred[s]]
+            return sum(left.get(r, resource_capacity(sc, r)) / max(resource_capacity(sc, r), 1e-12)
+                       for r in links) / max(len(links), 1)
+
+        others = sorted((p for p in by_pipe if p not in forced),
+                        key=lambda p: (-sum(free(u) for u in by_pipe[p] if u in g.aggregators),
+                                       -len(by_pipe[p]), p))
+        allowed = k - len(forced)
+        if 1 <= allowed < len(others):
+            for keep in itertools.islice(itertools.combinations(others, allowed), 6):
+                yield {(u, last) for p in others if p not in keep for u in by_pipe[p]}
+    yield set()
+
+
+def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set) -> Flows | None:
+    def room(res: tuple) -> float:
+        if res not in left:
+            left[res] = resource_capacity(sc, res)
+        return left[res]
+
+    dag = g.dag
+    agg = g.aggregators
+    pipe: dict[tuple[str, str], int] = {}
+
+    def pipeline(u: str, v: str) -> int:
+        key = (u, v)
+        if key not in pipe:
+            pipe[key] = sc.ingress_pipeline(u, v)
+        return pipe[key]
+
+    tails: set[tuple[str, int]] = set()  # aggregates (switch, pipeline) already formed
+    counts: dict[tuple[UNode, UNode], int] = {}
+    inps: dict[UNode, int] = {}
+    eps = 1e-9 * max(rate, 1.0)
+
+    def fits(u: str, v: str) -> bool:
+        if (u, v) in blocked or room(("link", u, v)) < rate - eps:
+            return False
+        if v in g.bypass and room(("switch", v)) < rate - eps:
+            return False
+        return True
+
+    # workers of one leaf together, the most crowded leaves first
+    crowd: dict[tuple[str, ...], int] = {}
+    for w in g.workers:
+        crowd[dag.succ[w]] = crowd.get(dag.succ[w], 0) + 1
+    order = sorted(g.workers, key=lambda w: (-crowd[dag.succ[w]], dag.succ[w], w))
+    for w in order:
+        memo: dict[str, tuple[float, float, str | None]] = {}
+
+        def best(v: str, memo: dict = memo) -> tuple[float, float, str | None]:
+            """(cost, -tightest room, next hop) for a new flow leaving v towards the PS; a link
+            costs the share of its remaining bandwidth the flow takes, so scarce links (the PS's,
+            a spine's down-link) are used last and merging into an aggregate is preferred."""
+            if v == dag.dest:
+                return 0.0, 0.0, None
+            if v in memo:
+                return memo[v]
+            choice: tuple[float, float, str | None] = (math.inf, 0.0, None)
+            for u in dag.succ[v]:
+                if not fits(v, u):
+                    continue
+                slack = room(("link", v, u))
+                cost = rate / slack if slack > 0 else 0.0
+                if not (u in agg and (u, pipeline(v, u)) in tails):
+                    sub = best(u)
+                    if sub[2] is None and u != dag.dest:
+                        continue  # no way on from u
+                    cost += sub[0]
+                    slack = min(slack, -sub[1]) if sub[2] is not None else slack
+                cand = (cost, -slack, u)
+                if cand[:2] < choice[:2]:
+                    choice = cand
+            memo[v] = choice
+            return choice
+
+        first = best(w)
+        if first[2] is None:
+            return None
+        # walk the chosen path, merging into an existing aggregate when one is met
+        path = [w]
+        node = w
+        state: UNode = ("w", w)
+        while node != dag.dest:
+            nxt = best(node)[2]
+            if nxt is None:
+                return None
+            p = pipeline(node, nxt)
+            head: UNode = ("ps", nxt) if nxt == dag.dest else (("inp", nxt, p) if nxt in agg else ("cs", nxt))
+            counts[(state, head)] = counts.get((state, head), 0) + 1
+            left[("link", node, nxt)] = room(("link", node, nxt)) - rate
+            if nxt in g.bypass:
+                left[("switch", nxt)] = room(("switch", nxt)) - rate
+            path.append(nxt)
+            if nxt in agg:
+                key = (nxt, p)
+                inps[head] = 1
+                if key in tails:
+                    break
+                tails.add(key)  # this flow becomes the aggregate; its onward path follows
+                state = ("op", nxt)
+            else:
+                state = head
+            node = nxt
+    return Flows(y=counts, x=inps)

@@ -1,0 +1,169 @@
+"""A small sparse MILP builder solved by HiGHS through highspy directly.
+
+ARO's models have tens of thousands of integer columns at the paper's scaling setting; PuLP builds
+them one Python object at a time and hands them to HiGHS column by column, which costs more than
+solving. This builder keeps plain lists and passes the whole matrix in one call (measured in
+``benchmarks/bench_aro.py --build``). Status, bound and cancel follow
+:func:`inaplanner.planners.solver.solve`: ``optimal`` (proven), ``feasible``/``timeout`` (an
+incumbent without proof), ``infeasible``; a fired :class:`CancelToken` interrupts HiGHS from its
+callback and raises :class:`~inaplanner.errors.Cancelled`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+
+from inaplanner.errors import Cancelled
+from inaplanner.planners.solver import CancelToken, solver_name
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class MilpResult:
+    status: str  # optimal | feasible | timeout | infeasible | error (HiGHS gave no answer)
+    objective: float | None
+    bound: float | None  # dual bound in the model's own sense (max: upper, min: lower)
+    values: np.ndarray | None
+    seconds: float
+    solver: str
+    nodes: int = 0
+
+
+class Milp:
+    """Columns and rows collected in Python lists, passed to HiGHS in one go."""
+
+    def __init__(self, maximize: bool = False) -> None:
+        self.maximize = maximize
+        self.lb: list[float] = []
+        self.ub: list[float] = []
+        self.cost: list[float] = []
+        self.integer: list[int] = []
+        self.row_lo: list[float] = []
+        self.row_hi: list[float] = []
+        self.row_start: list[int] = [0]
+        self.row_idx: list[int] = []
+        self.row_val: list[float] = []
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.lb)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_lo)
+
+    def var(self, lb: float = 0.0, ub: float = INF, cost: float = 0.0, integer: bool = False) -> int:
+        self.lb.append(lb)
+        self.ub.append(ub)
+        self.cost.append(cost)
+        self.integer.append(1 if integer else 0)
+        return len(self.lb) - 1
+
+    def row(self, idx: list[int], val: list[float], lo: float = -INF, hi: float = INF) -> int:
+        self.row_idx.extend(idx)
+        self.row_val.extend(val)
+        self.row_start.append(len(self.row_idx))
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+        return len(self.row_lo) - 1
+
+    def solve(
+        self,
+        *,
+        time_limit: float | None = None,
+        cancel: CancelToken | None = None,
+        gap: float | None = None,
+        start: dict[int, float] | None = None,
+        msg: bool = False,
+        threads: int = 1,
+        relax: bool = False,
+        presolve: bool = True,
+        ipm: bool = False,
+    ) -> MilpResult:
+        """Solve; ``start`` is a (possibly partial) MIP start column -> value; ``relax`` drops
+        integrality (the LP relaxation)."""
+        begin = time.perf_counter()
+        if cancel is not None:
+            cancel.check()
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(msg))
+        h.setOptionValue("threads", threads)
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(float(time_limit), 0.01))
+        if gap is not None:
+            h.setOptionValue("mip_rel_gap", float(gap))
+        if not presolve:  # HiGHS' presolve cannot be interrupted and can take seconds
+            h.setOptionValue("presolve", "off")
+        if ipm:  # interior point without crossover: on ARO's relaxations it settles feasibility
+            h.setOptionValue("solver", "ipm")  # far sooner than simplex
+            h.setOptionValue("run_crossover", "off")
+        lp = highspy.HighsLp()
+        lp.num_col_ = self.n_cols
+        lp.num_row_ = self.n_rows
+        lp.col_cost_ = np.asarray(self.cost, dtype=float)
+        lp.col_lower_ = np.asarray(self.lb, dtype=float)
+        lp.col_upper_ = np.asarray(self.ub, dtype=float)
+        lp.row_lower_ = np.asarray(self.row_lo, dtype=float)
+        lp.row_upper_ = np.asarray(self.row_hi, dtype=float)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.asarray(self.row_start, dtype=np.int32)
+        lp.a_matrix_.index_ = np.asarray(self.row_idx, dtype=np.int32)
+        lp.a_matrix_.value_ = np.asarray(self.row_val, dtype=float)
+        lp.a_matrix_.num_col_ = self.n_cols
+        lp.a_matrix_.num_row_ = self.n_rows
+        lp.sense_ = highspy.ObjSense.kMaximize if self.maximize else highspy.ObjSense.kMinimize
+        is_mip = not relax and any(self.integer)
+        if is_mip:
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in self.integer
+            ]
+        h.passModel(lp)
+        if start and is_mip:
+            idx = np.fromiter(start.keys(), dtype=np.int32, count=len(start))
+            val = np.fromiter(start.values(), dtype=float, count=len(start))
+            h.setSolution(len(idx), idx, val)
+        interrupted = {"flag": False}
+
+        def on_interrupt(event) -> None:  # noqa: ANN001 - highspy callback event
+            if cancel is not None and cancel.cancelled:
+                event.interrupt()
+                interrupted["flag"] = True
+
+        if cancel is not None:
+            h.cbSimplexInterrupt.subscribe(on_interrupt)
+            h.cbIpmInterrupt.subscribe(on_interrupt)
+            h.cbMipInterrupt.subscribe(on_interrupt)
+        h.run()
+        seconds = time.perf_counter() - begin
+        if interrupted["flag"] or (cancel is not None and cancel.cancelled):
+            raise Cancelled("cancelled")
+        status = h.getModelStatus()
+        hs = highspy.HighsModelStatus
+        info = h.getInfo()
+        has_sol = info.primal_solution_status == 2
+        values = np.asarray(h.getSolution().col_value) if has_sol else None
+        objective = float(info.objective_function_value) if has_sol else None
+        bound: float | None = None
+        if is_mip:
+            raw = info.mip_dual_bound
+            if raw is not None and abs(raw) < INF:
+                bound = float(raw)
+        elif status == hs.kOptimal:
+            bound = objective
+        nodes = int(getattr(info, "mip_node_count", 0) or 0)
+        name = solver_name()
+        if status == hs.kOptimal:
+            return MilpResult("optimal", objective, objective if bound is None else bound, values, seconds, name, nodes)
+        if status in (hs.kInfeasible, hs.kUnboundedOrInfeasible):
+            return MilpResult("infeasible", None, None, None, seconds, name, nodes)
+        if status == hs.kTimeLimit:
+            return MilpResult("timeout", objective, bound, values, seconds, name, nodes)
+        if has_sol:
+            return MilpResult("feasible", objective, bound, values, seconds, name, nodes)
+        # a numerical failure or an unknown stop: no answer (callers treat it as undecided)
+        return MilpResult("error", None, bound, None, seconds, name, nodes)

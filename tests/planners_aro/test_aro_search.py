@@ -1,0 +1,116 @@
+"""The pieces of ARO's search: candidate search, direction candidates, level refutation by
+corners, quick bounds and the greedy, each checked against exhaustive search or the evaluator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from inaplanner.evaluate import evaluate
+from inaplanner.model import Plan, PlannerInfo, TaskPlan
+from inaplanner.planners import CancelToken, get
+from inaplanner.planners.aro.formulation import objective_for
+from inaplanner.planners.aro.graph import build_task_graph
+from inaplanner.planners.aro.greedy import greedy_flows
+from inaplanner.planners.aro.planner import (
+    SINGLE,
+    _Clock,
+    _main_term,
+    _search,
+    direction_candidates,
+    rate_candidates,
+)
+from inaplanner.planners.aro.rates import structural_bound
+from inaplanner.planners.aro.routes import generate_routes
+from inaplanner.planners.routing import shortest_dag
+
+MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
+
+
+def graphs_of(sc):
+    out = []
+    for t in sc.tasks():
+        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
+        out.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps)))
+    return out
+
+
+def test_search_finds_the_largest_feasible_candidate_and_its_refutation():
+    cands = [float(c) for c in range(1, 101)]
+    calls = []
+
+    def check(x):
+        calls.append(x)
+        return ("feasible", ["plan"]) if x <= 37 else ("infeasible", None)
+
+    found = _search(cands, 0.0, check, lambda flows: 37.0 if calls[-1] > 30 else calls[-1], _Clock(10))
+    assert found.lo == 37.0 and found.refuted == 38.0 and not found.timed_out
+    assert len(calls) < 20  # far fewer than a scan
+    assert calls[:2] == [100.0, 99.0]  # from the top: 1st, 2nd highest ...
+
+
+def test_search_stops_at_undecided_checks():
+    found = _search([1.0, 2.0, 3.0], 0.0, lambda x: ("timeout", None), lambda f: 0.0, _Clock(10))
+    assert found.timed_out and math.isinf(found.refuted) and found.lo == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_quick_bounds_are_upper_bounds(seed, make_leaf_spine, brute):
+    sc = make_leaf_spine(seed, spines=3, hosts=3, workers=5, capacities=(1.0, 2.0))
+    (g,) = graphs_of(sc)
+    best = brute(sc)
+    assert structural_bound(sc, g) >= best - 1e-9
+    assert any(abs(c - best) < 1e-9 for c in rate_candidates(sc, g))
+
+
+def test_direction_candidates_complete_for_equal_weights(make_leaf_spine):
+    sc = make_leaf_spine(0, **MJMT2)
+    graphs = graphs_of(sc)
+    cands, complete = direction_candidates(sc, graphs, [1.0] * len(graphs))
+    assert complete and cands[-1] == 1.0 and cands == sorted(cands)
+    _, mixed = direction_candidates(sc, graphs, [1.0, 0.5, 1.0, 0.5])
+    assert not mixed
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
+    """_refute never refutes a level some plan reaches (exhaustive search knows the best), and a
+    'feasible' answer comes with flows; far above the optimum the corners are refuted."""
+    sc = make_leaf_spine(seed, **MJMT2)
+    graphs = graphs_of(sc)
+    objective = objective_for(sc, sc.tasks())
+    best = brute(sc)  # min_s T_s + 0.001 sum_s T_s with unit weights
+    aro = get("aro")
+    params = {"sro": False, "app": False, "qsr": False, "alpha": 0.6, "qsr_levels": 100,
+              "gap": 1e-6, "exact": "always", "time_limit": 30}
+    plan = aro.plan(sc, params, lambda f, m: None, CancelToken())
+    ev = evaluate(sc, plan)
+    assert ev.objective == pytest.approx(best, rel=1e-6)
+    main = _main_term(objective, list(ev.rates))
+    upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).bound for g in graphs]
+    verdicts = {}
+    for factor in (0.5, 1.0, 1.001, 1.5, 4.0):
+        verdict, flows = aro._refute(sc, graphs, objective, upper, main * factor, _Clock(30), CancelToken())
+        verdicts[factor] = verdict
+        if factor <= 1.0:
+            assert verdict != "refuted"  # this level is reached by the optimal plan
+        if verdict == "feasible":
+            assert flows is not None and len(flows) == len(graphs)
+    assert verdicts[4.0] == "refuted"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_plans_hold_at_their_rates(seed, make_leaf_spine):
+    sc = make_leaf_spine(seed, leaves=4, spines=3, hosts=3, jobs=2, tasks=1, workers=4, capacities=(1.0, 2.0))
+    graphs = graphs_of(sc)
+    for rate in (0.1, 0.25, 0.5, 1.0):
+        flows = greedy_flows(sc, graphs, [rate] * len(graphs))
+        if flows is None:
+            continue
+        plan = Plan("", PlannerInfo("t"), [
+            TaskPlan(g.task.job, g.task.ps, rate, generate_routes(g, f)) for g, f in zip(graphs, flows, strict=True)
+        ])
+        ev = evaluate(sc, plan)
+        assert ev.valid and ev.feasible, (rate, ev.errors[:2], [str(v) for v in ev.violations[:2]])
+    assert greedy_flows(sc, graphs, [0.05] * len(graphs)) is not None  # easy levels are found
