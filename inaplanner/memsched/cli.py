@@ -1,0 +1,161 @@
+"""``inaplanner memsim``: compare aggregator-memory policies (SwitchML, ATP, ESA) on one switch.
+
+    inaplanner memsim SCENARIO_OR_PRESET --policies switchml,atp,esa
+        [--jobs N --workers-per-job M --memory-mb X --seed S] [--iterations K] [--batch B] [--json]
+
+SCENARIO_OR_PRESET is a scenario file (the jobs attached to one programmable switch are simulated,
+see :mod:`inaplanner.memsched.from_scenario`) or a preset of ESA §7.2: ``dnn-a``, ``dnn-b``,
+``dnn-ab`` (8 jobs x 8 workers on one switch, 5 MB, 306-byte packets, 100 Gbps, 10 us RTT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import textwrap
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from inaplanner.errors import InaplannerError
+from inaplanner.memsched.results import SimResult
+from inaplanner.memsched.simulator import simulate
+from inaplanner.memsched.workload import MB, POLICIES, POLICY_HELP, PRESETS, SimConfig, preset
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "memsim",
+        help="simulate SwitchML / ATP / ESA aggregator-memory sharing on one switch",
+        description=textwrap.fill(
+            "Simulate how the aggregator memory of one switch is shared by the jobs placed on it, "
+            "under SwitchML's static split, ATP's first-come-first-serve hashing and ESA's "
+            "preemptive priorities (ESA paper, §7.2), and print JCT, memory utilisation, PS "
+            "fallback traffic and preemptions.", 79)
+        + "\n\npresets:\n" + "\n".join(f"  {k:15s} {v}" for k, v in PRESETS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="policies:\n" + "\n".join(f"  {k:15s} {v}" for k, v in POLICY_HELP.items()),
+    )
+    p.add_argument("source", metavar="SCENARIO_OR_PRESET",
+                   help=f"a scenario file or a preset ({', '.join(PRESETS)})")
+    p.add_argument("--policies", default="switchml,atp,esa",
+                   help="comma-separated policies to compare (default: switchml,atp,esa)")
+    p.add_argument("--jobs", type=int, default=None, help="preset only: number of jobs (default 8)")
+    p.add_argument("--workers-per-job", type=int, default=None,
+                   help="preset only: workers per job (default 8)")
+    p.add_argument("--memory-mb", type=float, default=None,
+                   help="switch memory for INA in MB (default: 5, or the switch's aggregators)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--iterations", type=int, default=3, help="training iterations (default 3)")
+    p.add_argument("--batch", type=int, default=8,
+                   help="packets per simulation event; 1 = packet granularity (default 8, "
+                   "within 2 %% of packet granularity)")
+    p.add_argument("--switch", default=None, help="scenario only: the switch to simulate")
+    p.add_argument("--window-mode", choices=("in-order", "outstanding"), default="in-order",
+                   help="in-order: the window slides on its first sequence (ESA §5.1, default); "
+                   "outstanding: any result frees a window slot")
+    p.add_argument("--processes", type=int, default=None,
+                   help="policies simulated in parallel (default: CPU count)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=run)
+
+
+def _policies(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names:
+        raise InaplannerError("--policies: name at least one policy")
+    bad = [x for x in names if x not in POLICIES]
+    if bad:
+        raise InaplannerError(f"--policies: unknown policy {bad[0]!r} (one of {', '.join(POLICIES)})")
+    return list(dict.fromkeys(names))
+
+
+def build_config(args: argparse.Namespace) -> SimConfig:
+    """The simulation the command line asks for (a preset or a scenario file)."""
+    knobs: dict[str, Any] = {"seed": args.seed, "iterations": args.iterations, "batch": args.batch,
+                             "window_mode": args.window_mode}
+    if args.memory_mb is not None:
+        if not args.memory_mb > 0:
+            raise InaplannerError("--memory-mb must be > 0")
+        knobs["memory_bytes"] = int(args.memory_mb * MB)
+    path = Path(args.source)
+    if path.exists():
+        if args.jobs is not None or args.workers_per_job is not None:
+            raise InaplannerError("--jobs and --workers-per-job apply to presets; a scenario brings its jobs")
+        from inaplanner.io.native import load_scenario
+        from inaplanner.memsched.from_scenario import config_from_scenario
+
+        sc = load_scenario(path)
+        mem = knobs.pop("memory_bytes", None)
+        return config_from_scenario(sc, args.switch, memory_bytes=mem, **knobs)
+    if args.source not in PRESETS:
+        raise InaplannerError(
+            f"{args.source}: no such scenario file, and not a preset ({', '.join(PRESETS)})")
+    if args.switch is not None:
+        raise InaplannerError("--switch applies to scenario files")
+    return preset(args.source, jobs=8 if args.jobs is None else args.jobs,
+                  workers_per_job=8 if args.workers_per_job is None else args.workers_per_job, **knobs)
+
+
+def _one(job: tuple[SimConfig, str]) -> SimResult:
+    return simulate(*job)
+
+
+def run_policies(config: SimConfig, policies: list[str], processes: int | None = None) -> dict[str, SimResult]:
+    """Simulate each policy on ``config``, in parallel processes when there are several cores."""
+    n = min(len(policies), processes or os.cpu_count() or 1)
+    if n <= 1:
+        return {p: simulate(config, p) for p in policies}
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        results = list(pool.map(_one, [(config, p) for p in policies]))
+    return dict(zip(policies, results, strict=True))
+
+
+def _ms(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x * 1e3:.3f}"
+
+
+def format_table(config: SimConfig, results: dict[str, SimResult]) -> str:
+    ref = results.get("esa")
+    lines = [
+        f"{len(config.jobs)} jobs, {sum(j.workers for j in config.jobs)} workers, "
+        f"{config.n_aggregators} aggregators ({config.n_aggregators * config.payload_bytes / MB:.2f} MB), "
+        f"{config.link_gbps:g} Gbps, RTT {config.rtt_s * 1e6:g} us, {config.iterations} iterations, "
+        f"batch {config.batch}, seed {config.seed}",
+        f"{'policy':15s} {'JCT ms':>9s} {'/ESA':>6s} {'util':>6s} {'occup':>6s} {'PS fb MB':>9s} "
+        f"{'preempt':>8s} {'downgr':>7s} {'remind':>7s}  check",
+    ]
+    for name, r in results.items():
+        ratio = f"{r.avg_jct_s / ref.avg_jct_s:.2f}" if ref and ref.avg_jct_s > 0 else "-"
+        lines.append(
+            f"{name:15s} {_ms(r.avg_jct_s):>9s} {ratio:>6s} {r.utilisation:6.3f} {r.occupancy:6.3f} "
+            f"{r.ps_fallback_bytes / MB:9.3f} {r.preemptions:8d} {r.downgrades:7d} {r.reminders:7d}  "
+            + ("ok" if r.ok else f"FAILED ({r.value_errors} wrong, {r.double_counts} double, "
+                                 f"{r.unfinished_tasks} unfinished)"))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    policies = _policies(args.policies)
+    config = build_config(args)
+    results = run_policies(config, policies, args.processes)
+    if args.json:
+        doc = {
+            "config": {
+                "jobs": [{"id": j.id, "workload": j.workload.name, "workers": j.workers}
+                         for j in config.jobs],
+                "aggregators": config.n_aggregators, "link_gbps": config.link_gbps,
+                "rtt_s": config.rtt_s, "packet_bytes": config.packet_bytes,
+                "iterations": config.iterations, "batch": config.batch, "seed": config.seed,
+                "window_mode": config.window_mode, **config.extra,
+            },
+            "results": {name: r.to_dict() for name, r in results.items()},
+        }
+        json.dump(doc, sys.stdout, indent=2, default=float)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(config, results))
+    return 0 if all(r.ok for r in results.values()) else 1

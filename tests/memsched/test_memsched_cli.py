@@ -1,0 +1,71 @@
+"""`inaplanner memsim` on a preset and on a scenario file; user errors are one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inaplanner.cli import main
+from inaplanner.io.native import save_scenario
+from inaplanner.model import Scenario
+
+SMALL = ["--jobs", "2", "--workers-per-job", "2", "--iterations", "1", "--batch", "32"]
+
+
+def test_preset_table(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["memsim", "dnn-ab", *SMALL, "--processes", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("2 jobs, 4 workers, 20161 aggregators (5.00 MB), 100 Gbps, RTT 10 us")
+    rows = {line.split()[0]: line for line in lines[2:]}
+    assert list(rows) == ["switchml", "atp", "esa"]
+    assert all(line.endswith("ok") for line in rows.values())
+    assert rows["esa"].split()[2] == "1.00"  # JCT relative to ESA
+
+
+def test_preset_json_in_parallel_matches_sequential(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["memsim", "dnn-a", *SMALL, "--policies", "atp,esa", "--memory-mb", "0.5", "--json"]
+    assert main([*args, "--processes", "2"]) == 0
+    par = json.loads(capsys.readouterr().out)
+    assert main([*args, "--processes", "1"]) == 0
+    seq = json.loads(capsys.readouterr().out)
+    assert par["config"]["aggregators"] == 500_000 // 248
+    for name in ("atp", "esa"):
+        assert par["results"][name]["avg_jct_s"] == seq["results"][name]["avg_jct_s"]
+        assert par["results"][name]["ok"] is True
+    assert [j["workload"] for j in par["config"]["jobs"]] == ["A", "A"]
+
+
+def test_scenario_file(tmp_path: Path, star: Scenario, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "star.json"
+    save_scenario(star, path)
+    rc = main(["memsim", str(path), "--policies", "switchml,esa", "--iterations", "1", "--batch", "32",
+               "--processes", "1", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert doc["config"]["switch"] == "S1" and doc["config"]["aggregators"] == 1000
+    assert [(j["id"], j["workers"]) for j in doc["config"]["jobs"]] == [("job0", 3), ("job1", 3)]
+    assert set(doc["results"]) == {"switchml", "esa"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["memsim", "no-such-preset"], "not a preset"),
+    (["memsim", "dnn-a", "--policies", "fifo"], "unknown policy 'fifo'"),
+    (["memsim", "dnn-a", "--memory-mb", "0"], "--memory-mb"),
+    (["memsim", "dnn-a", "--switch", "S1"], "--switch applies to scenario files"),
+])
+def test_user_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_scenario_refuses_preset_options(tmp_path: Path, star: Scenario,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "star.json"
+    save_scenario(star, path)
+    assert main(["memsim", str(path), "--jobs", "3"]) == 2
+    assert "presets" in capsys.readouterr().err
