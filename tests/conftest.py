@@ -15,3 +15,43 @@ def _collect_on_the_main_thread():
     yield
     if not gc.isenabled():
         gc.collect()
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path, monkeypatch):
+    """The main window with every plug-in (offscreen, errors recorded instead of dialogs)."""
+    monkeypatch.setenv("INAPLANNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.model.document import ScenarioDocument
+
+    made = []
+
+    def make(scenario):
+        w = MainWindow(ScenarioDocument(scenario), theme_mode="light")  # with every plug-in
+        w.headless_errors = True
+        qtbot.addWidget(w)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        monitor = getattr(w, "monitor", None)
+        if monitor is not None:
+            monitor.shutdown()
+        planning = getattr(w, "planning", None)
+        if planning is not None:
+            planning.shutdown()
+        w.autosave.finish()
+
+
+@pytest.fixture(autouse=True)
+def _delete_closed_widgets():
+    """After each test (pytest-qt has closed its widgets and called ``deleteLater``), delete them
+    now: Qt would otherwise delete them from the next event loop that runs, in a later test."""
+    yield
+    import sys
+
+    core = sys.modules.get("PySide6.QtCore")  # tests that never loaded Qt have nothing to delete
+    if core is not None and core.QCoreApplication.instance() is not None:
+        core.QCoreApplication.sendPostedEvents(None, core.QEvent.Type.DeferredDelete)

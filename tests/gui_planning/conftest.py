@@ -161,15 +161,3 @@ def standalone(qtbot, test_planners, aro_scenario):
     ctrl.holder = holder
     yield ctrl
     ctrl.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def _delete_closed_widgets():
-    """After each test (pytest-qt has closed its widgets and called ``deleteLater``), delete them
-    now: Qt would otherwise delete them from the next event loop that runs, in a later test."""
-    yield
-    import sys
-
-    core = sys.modules.get("PySide6.QtCore")  # tests that never loaded Qt have nothing to delete
-    if core is not None and core.QCoreApplication.instance() is not None:
-        core.QCoreApplication.sendPostedEvents(None, core.QEvent.Type.DeferredDelete)
