@@ -109,6 +109,11 @@ def search_target(sc: Scenario, build, cancel: CancelToken, progress: Progress, 
     return best
 
 
+
+#: Candidate paths for the flow-scheduling baselines (Geryon, LBMM) on networks without tiers.
+K_PATHS = Param("k", int, 4, "candidate paths per worker and PS on non-tiered networks (k shortest)",
+                min=1, max=64)
+
 class _Tally:
     """The heuristic's own count of Gbps placed per directed link (steers path choice only)."""
 
@@ -154,10 +159,7 @@ class _Base:
 class Geryon(_Base):
     name = "geryon"
     description = "Geryon: no aggregation; shortest path the remaining capacity allows (GRID 6.1)"
-    params = (
-        Param("k", int, 4, "candidate paths per worker and PS on non-tiered networks (k shortest)",
-              min=1, max=64),
-    )
+    params = (K_PATHS,)
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
@@ -326,10 +328,7 @@ class SwitchML(_Base):
 class Lbmm(_Base):
     name = "lbmm"
     description = "LBMM: Load Balance Min-Min, no aggregation, equal split (InArt 2.1)"
-    params = (
-        Param("k", int, 4, "candidate paths per worker and PS on non-tiered networks (k shortest)",
-              min=1, max=64),
-    )
+    params = (K_PATHS,)
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
