@@ -5,11 +5,13 @@ ESA, and the per-switch parameters deployment writes into packets and tables. Qt
 * :mod:`.hashing` — the aggregator index hash(job, seq) shared by simulator and data plane.
 * :mod:`.workload` — DNN A / DNN B, jobs, :class:`SimConfig`, the paper's presets.
 * :mod:`.simulator` — :func:`simulate` (discrete-event, per-packet allocation, real values).
+* :mod:`.bound` — the unlimited-memory run: the JCT no memory policy can beat.
 * :mod:`.deployment` — :func:`deployment_params` for the data-plane helper.
 * :mod:`.from_scenario` — a simulation of the jobs meeting at one switch of a scenario.
 * :mod:`.cli` — ``inaplanner memsim``.
 """
 
+from inaplanner.memsched.bound import lower_bound, speedup_ceiling, unlimited_memory
 from inaplanner.memsched.deployment import (
     DEFAULT_AGGREGATORS,
     AggregateSpec,
@@ -63,6 +65,7 @@ __all__ = [
     "deployment_params",
     "downgrade",
     "job_priority_value",
+    "lower_bound",
     "paper_jobs",
     "preset",
     "priority",
@@ -71,5 +74,7 @@ __all__ = [
     "seed_for",
     "simulate",
     "simulate_all",
+    "speedup_ceiling",
     "two_layer_dnn",
+    "unlimited_memory",
 ]

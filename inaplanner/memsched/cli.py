@@ -1,7 +1,8 @@
 """``inaplanner memsim``: compare aggregator-memory policies (SwitchML, ATP, ESA) on one switch.
 
     inaplanner memsim SCENARIO_OR_PRESET --policies switchml,atp,esa
-        [--jobs N --workers-per-job M --memory-mb X --seed S] [--iterations K] [--batch B] [--json]
+        [--jobs N --workers-per-job M --memory-mb X --seed S] [--iterations K] [--batch B]
+        [--window-mode in-order|outstanding] [--max-window-kb W] [--no-bound] [--json]
 
 SCENARIO_OR_PRESET is a scenario file (the jobs attached to one programmable switch are simulated,
 see :mod:`inaplanner.memsched.from_scenario`) or a preset of ESA §7.2: ``dnn-a``, ``dnn-b``,
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from inaplanner.errors import InaplannerError
+from inaplanner.memsched.bound import lower_bound, speedup_ceiling
 from inaplanner.memsched.results import SimResult
 from inaplanner.memsched.simulator import simulate
 from inaplanner.memsched.workload import MB, POLICIES, POLICY_HELP, PRESETS, SimConfig, preset
@@ -57,6 +59,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--window-mode", choices=("in-order", "outstanding"), default="in-order",
                    help="in-order: the window slides on its first sequence (ESA §5.1, default); "
                    "outstanding: any result frees a window slot")
+    p.add_argument("--max-window-kb", type=float, default=None,
+                   help="cap of ATP's/ESA's congestion window in KB; 0 = no cap, the window grows by "
+                   "ATP's rule until ECN halves it (default 60, the initial window of ESA §5.1)")
+    p.add_argument("--no-bound", action="store_true",
+                   help="skip the unlimited-memory run (the JCT no memory policy can beat)")
     p.add_argument("--processes", type=int, default=None,
                    help="policies simulated in parallel (default: CPU count)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -81,6 +88,10 @@ def build_config(args: argparse.Namespace) -> SimConfig:
         if not args.memory_mb > 0:
             raise InaplannerError("--memory-mb must be > 0")
         knobs["memory_bytes"] = int(args.memory_mb * MB)
+    if args.max_window_kb is not None:
+        if args.max_window_kb < 0:
+            raise InaplannerError("--max-window-kb must be >= 0 (0: no cap)")
+        knobs["max_window_bytes"] = int(args.max_window_kb * 1000) or None
     path = Path(args.source)
     if path.exists():
         if args.jobs is not None or args.workers_per_job is not None:
@@ -100,18 +111,27 @@ def build_config(args: argparse.Namespace) -> SimConfig:
                   workers_per_job=8 if args.workers_per_job is None else args.workers_per_job, **knobs)
 
 
+#: the name under which :func:`run_policies` reports the unlimited-memory run
+BOUND = "unlimited-memory"
+
+
 def _one(job: tuple[SimConfig, str]) -> SimResult:
-    return simulate(*job)
+    config, policy = job
+    return lower_bound(config) if policy == BOUND else simulate(config, policy)
 
 
-def run_policies(config: SimConfig, policies: list[str], processes: int | None = None) -> dict[str, SimResult]:
-    """Simulate each policy on ``config``, in parallel processes when there are several cores."""
-    n = min(len(policies), processes or os.cpu_count() or 1)
+def run_policies(config: SimConfig, policies: list[str], processes: int | None = None,
+                 bound: bool = False) -> dict[str, SimResult]:
+    """Simulate each policy on ``config`` (and, with ``bound``, the unlimited-memory run under the
+    name :data:`BOUND`), in parallel processes when there are several cores."""
+    runs = [*policies, BOUND] if bound else list(policies)
+    n = min(len(runs), processes or os.cpu_count() or 1)
     if n <= 1:
-        return {p: simulate(config, p) for p in policies}
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        results = list(pool.map(_one, [(config, p) for p in policies]))
-    return dict(zip(policies, results, strict=True))
+        results = [_one((config, p)) for p in runs]
+    else:
+        with ProcessPoolExecutor(max_workers=n) as pool:
+            results = list(pool.map(_one, [(config, p) for p in runs]))
+    return dict(zip(runs, results, strict=True))
 
 
 def _ms(x: float) -> str:
@@ -125,23 +145,33 @@ def format_table(config: SimConfig, results: dict[str, SimResult]) -> str:
         f"{config.n_aggregators} aggregators ({config.n_aggregators * config.payload_bytes / MB:.2f} MB), "
         f"{config.link_gbps:g} Gbps, RTT {config.rtt_s * 1e6:g} us, {config.iterations} iterations, "
         f"batch {config.batch}, seed {config.seed}",
-        f"{'policy':15s} {'JCT ms':>9s} {'/ESA':>6s} {'util':>6s} {'occup':>6s} {'PS fb MB':>9s} "
-        f"{'preempt':>8s} {'downgr':>7s} {'remind':>7s}  check",
+        f"{'policy':16s} {'JCT ms':>9s} {'/ESA':>6s} {'util':>6s} {'occup':>6s} {'PS fb MB':>9s} "
+        f"{'preempt':>8s} {'downgr':>7s} {'remind':>7s} {'timeout':>7s}  check",
     ]
     for name, r in results.items():
+        if name == BOUND:
+            continue
         ratio = f"{r.avg_jct_s / ref.avg_jct_s:.2f}" if ref and ref.avg_jct_s > 0 else "-"
         lines.append(
-            f"{name:15s} {_ms(r.avg_jct_s):>9s} {ratio:>6s} {r.utilisation:6.3f} {r.occupancy:6.3f} "
-            f"{r.ps_fallback_bytes / MB:9.3f} {r.preemptions:8d} {r.downgrades:7d} {r.reminders:7d}  "
+            f"{name:16s} {_ms(r.avg_jct_s):>9s} {ratio:>6s} {r.utilisation:6.3f} {r.occupancy:6.3f} "
+            f"{r.ps_fallback_bytes / MB:9.3f} {r.preemptions:8d} {r.downgrades:7d} {r.reminders:7d} "
+            f"{r.timeout_reminders:7d}  "
             + ("ok" if r.ok else f"FAILED ({r.value_errors} wrong, {r.double_counts} double, "
                                  f"{r.unfinished_tasks} unfinished)"))
+    free = results.get(BOUND)
+    if free is not None:
+        lines.append(
+            f"{BOUND:16s} {_ms(free.avg_jct_s):>9s}  <- no memory policy can beat this JCT here; "
+            "the most any could gain: "
+            + ", ".join(f"{name} {speedup_ceiling(r, free):.2f}x" for name, r in results.items()
+                        if name != BOUND))
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     policies = _policies(args.policies)
     config = build_config(args)
-    results = run_policies(config, policies, args.processes)
+    results = run_policies(config, policies, args.processes, bound=not args.no_bound)
     if args.json:
         doc = {
             "config": {
@@ -150,9 +180,11 @@ def run(args: argparse.Namespace) -> int:
                 "aggregators": config.n_aggregators, "link_gbps": config.link_gbps,
                 "rtt_s": config.rtt_s, "packet_bytes": config.packet_bytes,
                 "iterations": config.iterations, "batch": config.batch, "seed": config.seed,
-                "window_mode": config.window_mode, **config.extra,
+                "window_mode": config.window_mode, "max_window_bytes": config.max_window_bytes,
+                **config.extra,
             },
-            "results": {name: r.to_dict() for name, r in results.items()},
+            "results": {name: r.to_dict() for name, r in results.items() if name != BOUND},
+            "unlimited_memory": results[BOUND].to_dict() if BOUND in results else None,
         }
         json.dump(doc, sys.stdout, indent=2, default=float)
         sys.stdout.write("\n")

@@ -38,6 +38,9 @@ class SimResult:
     * ``ps_fallback_packets``: packets that reached a PS instead of being aggregated in the switch:
       collision fall-backs + evicted partial results + partial results fetched by reminders (ATP's
       normal result path through its PS is not counted).
+    * ``reminders``: reminder packets a PS sent to the switch (Fig. 4); ``worker_reminders``: those
+      a worker's dupACK asked for; ``timeout_reminders``: those sent when an entry's timer (RTO,
+      1 ms minimum, §6) ran out because neither dupACK fired, each a stall of that long.
     * correctness: ``results_checked`` packet results compared with the sum of the workers' values;
       ``value_errors`` mismatches, ``double_counts`` merges of overlapping bitmaps or contributions
       arriving after completion, ``duplicate_results`` results delivered twice, ``unfinished_tasks``
@@ -62,6 +65,7 @@ class SimResult:
     collisions: int
     reminders: int
     worker_reminders: int
+    timeout_reminders: int
     results_checked: int
     value_errors: int
     double_counts: int

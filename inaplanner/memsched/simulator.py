@@ -352,7 +352,7 @@ class _Sim:
         down_free = [0.0] * nj
 
         c = {"sent": 0, "coll_pk": 0, "evict_pk": 0, "remind_pk": 0, "preempt": 0, "down": 0,
-             "coll": 0, "remind": 0, "wremind": 0, "checked": 0, "verr": 0, "dbl": 0, "dup": 0}
+             "coll": 0, "remind": 0, "wremind": 0, "rto": 0, "checked": 0, "verr": 0, "dbl": 0, "dup": 0}
 
         w_job, w_bit, w_val = self.w_job, self.w_bit, self.w_val
         w_next = [0] * len(w_job)
@@ -987,6 +987,7 @@ class _Sim:
                         f"internal: memsim made no progress for job {job_ids[j]} "
                         f"(batch {t_seq[tid]} of iteration {j_iter[j]}, {policy}, t={t:.6f}s)"
                     )
+                c["rto"] += 1
                 remind_switch(t, j, pid)
                 push(heap, (t + rto, next(ctr), _RTO, pid, 0, 0))
             elif kind == _COMP:
@@ -1043,6 +1044,7 @@ class _Sim:
             collisions=c["coll"],
             reminders=c["remind"],
             worker_reminders=c["wremind"],
+            timeout_reminders=c["rto"],
             results_checked=c["checked"],
             value_errors=c["verr"],
             double_counts=c["dbl"],

@@ -21,9 +21,26 @@ def test_preset_table(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert lines[0].startswith("2 jobs, 4 workers, 20161 aggregators (5.00 MB), 100 Gbps, RTT 10 us")
     rows = {line.split()[0]: line for line in lines[2:]}
-    assert list(rows) == ["switchml", "atp", "esa"]
-    assert all(line.endswith("ok") for line in rows.values())
+    assert list(rows) == ["switchml", "atp", "esa", "unlimited-memory"]
+    assert all(rows[p].endswith("ok") for p in ("switchml", "atp", "esa"))
     assert rows["esa"].split()[2] == "1.00"  # JCT relative to ESA
+    # the unlimited-memory JCT is a floor: every policy's gain ceiling is at least 1
+    jct = {p: float(rows[p].split()[1]) for p in rows}
+    assert all(jct[p] >= jct["unlimited-memory"] for p in ("switchml", "atp", "esa"))
+    ceilings = rows["unlimited-memory"].split("gain:")[1]
+    assert ceilings.count("x") == 3 and "atp" in ceilings
+
+
+def test_window_cap_and_no_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["memsim", "dnn-a", *SMALL, "--policies", "esa", "--processes", "1", "--json"]
+    assert main([*args, "--max-window-kb", "0", "--no-bound"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["max_window_bytes"] is None and doc["unlimited_memory"] is None
+    assert main([*args, "--max-window-kb", "30"]) == 0
+    capped = json.loads(capsys.readouterr().out)
+    assert capped["config"]["max_window_bytes"] == 30_000
+    assert capped["unlimited_memory"]["avg_jct_s"] <= capped["results"]["esa"]["avg_jct_s"]
+    assert capped["results"]["esa"]["avg_jct_s"] != doc["results"]["esa"]["avg_jct_s"]  # the cap acts
 
 
 def test_preset_json_in_parallel_matches_sequential(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,6 +72,7 @@ def test_scenario_file(tmp_path: Path, star: Scenario, capsys: pytest.CaptureFix
     (["memsim", "no-such-preset"], "not a preset"),
     (["memsim", "dnn-a", "--policies", "fifo"], "unknown policy 'fifo'"),
     (["memsim", "dnn-a", "--memory-mb", "0"], "--memory-mb"),
+    (["memsim", "dnn-a", "--max-window-kb", "-1"], "--max-window-kb"),
     (["memsim", "dnn-a", "--switch", "S1"], "--switch applies to scenario files"),
 ])
 def test_user_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
