@@ -57,6 +57,7 @@ PLUGIN_MODULES = (
     "inaplanner.gui.deploy_dialog",
     "inaplanner.gui.monitor",
     "inaplanner.gui.export",
+    "inaplanner.gui.memsim",
 )
 
 TOOL_INFO = {

@@ -115,7 +115,8 @@ def build_config(args: argparse.Namespace) -> SimConfig:
 BOUND = "unlimited-memory"
 
 
-def _one(job: tuple[SimConfig, str]) -> SimResult:
+def run_one(job: tuple[SimConfig, str]) -> SimResult:
+    """One policy (or :data:`BOUND`) on a configuration; picklable for process pools."""
     config, policy = job
     return lower_bound(config) if policy == BOUND else simulate(config, policy)
 
@@ -127,10 +128,10 @@ def run_policies(config: SimConfig, policies: list[str], processes: int | None =
     runs = [*policies, BOUND] if bound else list(policies)
     n = min(len(runs), processes or os.cpu_count() or 1)
     if n <= 1:
-        results = [_one((config, p)) for p in runs]
+        results = [run_one((config, p)) for p in runs]
     else:
         with ProcessPoolExecutor(max_workers=n) as pool:
-            results = list(pool.map(_one, [(config, p) for p in runs]))
+            results = list(pool.map(run_one, [(config, p) for p in runs]))
     return dict(zip(runs, results, strict=True))
 
 
