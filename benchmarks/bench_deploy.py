@@ -23,9 +23,9 @@ from inaplanner.dataplane.p4info import DEFAULT_P4INFO, load_p4info
 from inaplanner.deploy.deployer import DeployOptions, deploy
 from inaplanner.deploy.emulated import start_emulated_testbed
 from inaplanner.deploy.p4rt import P4RTSession
+from inaplanner.emulator.target import start_emulator
 from inaplanner.io.native import scenario_sha256
 from inaplanner.model import Job, Plan, PlannerInfo, Route, TaskPlan
-from inaplanner.testbed.emulator import start_emulator
 from inaplanner.topologies import fat_tree, mark_programmable
 
 

@@ -23,8 +23,8 @@ from p4runtime_sh.p4runtime import P4RuntimeClient
 
 from inaplanner.dataplane.bytestrings import encode
 from inaplanner.dataplane.p4info import DEFAULT_P4INFO, load_p4info
-from inaplanner.testbed.emulator import start_emulator
-from inaplanner.testbed.p4rt_state import DeviceState
+from inaplanner.emulator.state import DeviceState
+from inaplanner.emulator.target import start_emulator
 
 
 def updates(n: int) -> list[p4runtime_pb2.Update]:

@@ -109,9 +109,9 @@ def run(k: int) -> None:
     from inaplanner.gui.app import application
     from inaplanner.gui.files import read_scenario
     from inaplanner.gui.main_window import MainWindow
-    from inaplanner.gui.overlay import overlay_from_evaluation
     from inaplanner.io.native import check_schema, read_json
     from inaplanner.topologies.layout import auto_layout
+    from inaplanner.views.overlay import overlay_from_evaluation
 
     app = application(theme_mode="light")
     with tempfile.TemporaryDirectory() as tmp:
@@ -227,8 +227,8 @@ def run_plan(k: int, workers: int = 1000, tasks: int = 4) -> None:
     from inaplanner.evaluate import evaluate
     from inaplanner.gui.app import application
     from inaplanner.gui.main_window import MainWindow
-    from inaplanner.gui.overlay import overlay_from_evaluation
     from inaplanner.topologies.layout import auto_layout
+    from inaplanner.views.overlay import overlay_from_evaluation
 
     app = application(theme_mode="light")
     clock = LayerClock()  # before the window: PySide looks an item's overrides up when it is made

@@ -26,8 +26,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from inaplanner.cli.memsim import run_policies
 from inaplanner.memsched.bound import lower_bound
-from inaplanner.memsched.cli import run_policies
 from inaplanner.memsched.simulator import simulate
 from inaplanner.memsched.workload import MB, preset
 

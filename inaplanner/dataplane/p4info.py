@@ -2,7 +2,7 @@
 
 The checked-in ``p4/ina_v1model.p4info.txtpb`` is the contract between the P4 program, the entry
 generator (:mod:`inaplanner.dataplane.entries`), the deployer and the emulated target
-(:mod:`inaplanner.testbed.emulator`). This module reads it with the P4Runtime protobuf bindings
+(:mod:`inaplanner.emulator.target`). This module reads it with the P4Runtime protobuf bindings
 (``p4.config.v1.p4info_pb2``) and indexes it.
 
 Ids are ``prefix << 24 | low 24 bits``, the prefix being the P4Runtime resource type

@@ -9,5 +9,5 @@
 * :mod:`inaplanner.deploy.deployer` — the orchestration with verify and rollback
   (:func:`~inaplanner.deploy.deployer.deploy`).
 * :mod:`inaplanner.deploy.emulated` — an emulated testbed for a scenario.
-* :mod:`inaplanner.deploy.cli` — ``inaplanner deploy``, ``entries``, ``testbed emulate|trust``.
+* :mod:`inaplanner.cli.deploy` — ``inaplanner deploy``, ``entries``, ``testbed emulate|trust``.
 """

@@ -59,7 +59,7 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
     ``base_port`` 0 lets each emulator pick a free port; otherwise switch i listens on
     ``base_port + i``.
     """
-    from inaplanner.testbed.emulator import start_emulator
+    from inaplanner.emulator.target import start_emulator
 
     out = Path(out)
     directory = out.resolve().parent

@@ -4,7 +4,7 @@ p4runtime-shell keeps one connection in module globals and calls ``sys.exit`` wh
 this module never touches ``p4runtime_sh.shell``: each switch gets its own client object (a small
 subclass whose handshake reports failure with an exception and remembers whether we became
 primary). Batches are ``WriteRequest`` messages built here, and failed batches are decoded from
-``grpc-status-details-bin`` by :func:`inaplanner.testbed.p4rt_errors.parse_write_error` (p4runtime-
+``grpc-status-details-bin`` by :func:`inaplanner.deploy.p4rt_errors.parse_write_error` (p4runtime-
 shell's iterator loops forever on the OK-before-failure shape that bmv2/PI and Stratum return).
 
 Read-only uses (dry runs) do not open a stream at all: Read and GetForwardingPipelineConfig need
@@ -24,9 +24,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4runtime_sh.p4runtime import P4RuntimeClient
 
 from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.deploy.p4rt_errors import parse_write_error
 from inaplanner.errors import Cancelled, InaplannerError
 from inaplanner.testbed.inventory import split_address
-from inaplanner.testbed.p4rt_errors import parse_write_error
 
 DEFAULT_BATCH = 500
 DEFAULT_RPC_TIMEOUT = 30.0

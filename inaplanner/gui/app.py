@@ -16,9 +16,9 @@ from inaplanner.gui import theme
 from inaplanner.gui.files import read_scenario
 from inaplanner.gui.gcguard import ensure_main_thread_gc
 from inaplanner.gui.main_window import MainWindow
-from inaplanner.gui.overlay import overlay_from_evaluation
 from inaplanner.io.atomic import atomic_write_bytes
 from inaplanner.model import Scenario
+from inaplanner.views.overlay import overlay_from_evaluation
 
 SAMPLE_NAME = "leaf_spine_small.json"
 

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.commands import watch
+from inaplanner.gui.editor import watch
 from inaplanner.io.atomic import atomic_write_text
 from inaplanner.io.native import dumps_pretty, read_json, scenario_from_dict, scenario_to_dict
 

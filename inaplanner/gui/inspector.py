@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError, ValidationError
-from inaplanner.gui.commands import watch
-from inaplanner.gui.overlay import fmt
+from inaplanner.gui.editor import watch
 from inaplanner.model import Switch, default_port_pipeline
 from inaplanner.model.scenario import TARGETS, TIER_RANK
+from inaplanner.views.overlay import fmt
 
 if TYPE_CHECKING:
     from inaplanner.gui.main_window import MainWindow

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError, ValidationError
-from inaplanner.gui.commands import watch
+from inaplanner.gui.editor import watch
 from inaplanner.model import Job
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from inaplanner.errors import InaplannerError
 from inaplanner.gui import theme
 from inaplanner.gui.autosave import Autosave
 from inaplanner.gui.canvas import TOOLS, Canvas
-from inaplanner.gui.commands import FRAGMENT_MIME, Editor, watch
+from inaplanner.gui.editor import FRAGMENT_MIME, Editor, watch
 from inaplanner.gui.files import FileController
 from inaplanner.gui.gcguard import clear_clipboard_at_exit, ensure_main_thread_gc
 from inaplanner.gui.inspector import Inspector

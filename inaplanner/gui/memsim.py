@@ -4,7 +4,7 @@ The dialog builds the simulation with :func:`~inaplanner.memsched.from_scenario.
 (the same as ``inaplanner memsim SCENARIO --switch S``) and runs every policy, and the
 unlimited-memory floor, in spawned child processes: the simulator is pure Python and would hold the
 UI thread's GIL. Results arrive one policy at a time; Cancel terminates the children. The table
-shows what :func:`~inaplanner.memsched.cli.format_table` prints.
+shows what :func:`~inaplanner.cli.memsim.format_table` prints.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from inaplanner.cli.memsim import BOUND, run_one
 from inaplanner.errors import InaplannerError
 from inaplanner.memsched.bound import speedup_ceiling
-from inaplanner.memsched.cli import BOUND, run_one
 from inaplanner.memsched.from_scenario import config_from_scenario, pick_switch
 from inaplanner.memsched.results import SimResult
 from inaplanner.memsched.workload import MB, POLICIES, POLICY_HELP, SimConfig

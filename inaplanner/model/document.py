@@ -6,7 +6,7 @@ back and raises the :class:`~inaplanner.errors.ValidationError`: a failed edit n
 scenario half changed. A successful edit returns a :class:`Change` whose ``undo()`` reverts it
 exactly, and tells every subscriber what changed with a :class:`DocEvent`.
 
-The GUI wraps these edits in undo commands (``inaplanner.gui.commands``); tests and scripts can use
+The GUI wraps these edits in undo commands (``inaplanner.gui.editor``); tests and scripts can use
 the document directly, with no Qt at all.
 """
 

@@ -4,7 +4,7 @@ without hardware.
 The plan's load on every directed link comes from the evaluator (:func:`planned_loads`); each
 load becomes a byte and packet rate on the sender's tx counter and on the receiver's rx counter at
 the ports the testbed's port map names (:mod:`inaplanner.monitor.mapping`), and the emulator
-(:meth:`inaplanner.testbed.emulator.EmulatorHandle.set_port_rates`) makes those counter cells grow
+(:meth:`inaplanner.emulator.target.EmulatorHandle.set_port_rates`) makes those counter cells grow
 at that rate, optionally with noise. A *hot link* multiplies one directed link's rate, to see
 alerts fire.
 """
@@ -70,7 +70,7 @@ def port_rates(sc: Scenario, inv: Inventory, loads: np.ndarray,
 
 def drive_emulators(handles: Mapping[str, object], rates: PortRates, noise: float = 0.0) -> None:
     """Set the counter growth of each emulated switch (``handles[switch]`` is an
-    :class:`~inaplanner.testbed.emulator.EmulatorHandle` with a pipeline set)."""
+    :class:`~inaplanner.emulator.target.EmulatorHandle` with a pipeline set)."""
     for sid, kinds in rates.items():
         handle = handles.get(sid)
         if handle is None:

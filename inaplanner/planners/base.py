@@ -16,9 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from inaplanner.errors import InaplannerError, PlanError
 from inaplanner.model import Plan, Scenario
-from inaplanner.planners.solver import CancelToken
-
-Progress = Callable[[float, str], None]
+from inaplanner.progress import CancelToken, Progress, as_progress
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,9 @@ class Param:
 
 COMMON_PARAMS: tuple[Param, ...] = (
     Param("seed", int, 0, "random seed (rounding, tie breaks, ECMP choices)", min=0),
-    Param("time_limit", float, 60.0, "solver time limit in seconds", min=0.1),
+    Param("time_limit", float, 60.0, "time limit of the whole run in seconds (every phase)", min=0.1),
+    Param("limit_kind", str, "wall", "what the time limit counts: wall-clock or CPU seconds",
+          choices=("wall", "cpu")),
 )
 
 
@@ -92,15 +92,11 @@ def resolve_params(planner: Planner, given: dict[str, Any] | None = None) -> dic
     return {name: p.convert(given[name]) if name in given else p.default for name, p in declared.items()}
 
 
-def _no_progress(fraction: float, message: str) -> None:
-    return None
-
-
 def run_planner(
     planner: Planner,
     scenario: Scenario,
     params: dict[str, Any] | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Callable[[float, str], None] | None = None,
     cancel: CancelToken | None = None,
 ) -> Plan:
     """Resolve parameters, run the planner, and stamp the plan with the scenario hash, the resolved
@@ -110,9 +106,11 @@ def run_planner(
     if not scenario.jobs:
         raise PlanError("the scenario has no jobs: add a job (workers and a parameter server) first")
     resolved = resolve_params(planner, params)
-    cancel = cancel or CancelToken()
+    if cancel is None:
+        cancel = progress.token if isinstance(progress, Progress) else CancelToken()
+    prog = as_progress(progress, cancel)
     start = time.perf_counter()
-    plan = planner.plan(scenario, resolved, progress or _no_progress, cancel)
+    plan = planner.plan(scenario, resolved, prog, cancel)
     cancel.check()
     plan.scenario_sha256 = scenario_sha256(scenario)
     plan.planner.name = planner.name

@@ -18,10 +18,10 @@ ENTRY_POINT_GROUP = "inaplanner.planners"
 #: Built-in planner modules; each defines ``PLANNERS``, a list of Planner objects.
 BUILTIN_MODULES = (
     "inaplanner.planners.aro",
-    "inaplanner.planners.baselines",
+    "inaplanner.planners.aro_baselines",
     "inaplanner.planners.grid",
     "inaplanner.planners.inart",
-    "inaplanner.planners.baselines2",
+    "inaplanner.planners.ina_baselines",
 )
 
 _cache: dict[str, Planner] | None = None

@@ -8,7 +8,6 @@ callback within a fraction of a second). The dual bound of a MIP is reported as 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,30 +15,14 @@ from dataclasses import dataclass
 import pulp
 
 from inaplanner.errors import Cancelled, PlanError
+from inaplanner.progress import CancelToken
+
+__all__ = ["CancelToken", "SolveResult", "solve", "solver_name"]
 
 try:
     import highspy
 except ImportError:  # pragma: no cover - highspy is a declared dependency
     highspy = None
-
-
-class CancelToken:
-    """A flag a long run checks between phases and that solvers poll from their callbacks."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def check(self) -> None:
-        """Raise :class:`Cancelled` when cancel was requested."""
-        if self._event.is_set():
-            raise Cancelled("cancelled")
 
 
 @dataclass

@@ -1,12 +1,12 @@
 """The load colour scale of reports: the canvas overlay's own scale
-(:mod:`inaplanner.gui.overlay`, pure data without Qt), so a report looks like the planner's
+(:mod:`inaplanner.views.overlay`, pure data without Qt), so a report looks like the planner's
 canvas: grey idle, a green-to-yellow ramp below 80 % of capacity, orange up to 100 %, red above."""
 
 from __future__ import annotations
 
 import math
 
-from inaplanner.gui.overlay import FULL, colour_of, legend_entries
+from inaplanner.views.overlay import FULL, colour_of, legend_entries
 
 #: (colour, label) rows of the legend, lowest first.
 LEGEND = tuple(legend_entries())

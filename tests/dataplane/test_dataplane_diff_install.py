@@ -17,8 +17,8 @@ from inaplanner.dataplane.spec import (
     diff_specs,
     entity_key,
 )
+from inaplanner.emulator.target import start_emulator
 from inaplanner.model import Plan, PlannerInfo, Route, TaskPlan
-from inaplanner.testbed.emulator import start_emulator
 from inaplanner.topologies import grid_testbed
 
 

@@ -24,9 +24,9 @@ from inaplanner.deploy.deployer import (
 from inaplanner.deploy.device_config import unpack_tofino_config
 from inaplanner.deploy.p4rt import P4RTSession
 from inaplanner.deploy.state import diff_state, index_entities
+from inaplanner.emulator.target import start_emulator
 from inaplanner.io.native import scenario_sha256
 from inaplanner.model import Job, Plan, PlannerInfo, Route, TaskPlan
-from inaplanner.testbed.emulator import start_emulator
 from inaplanner.testbed.inventory import HostInventory, Inventory, SwitchInventory
 from inaplanner.topologies import leaf_spine, mark_programmable
 

@@ -19,8 +19,8 @@ from inaplanner.deploy.p4rt import (
     describe_entity,
 )
 from inaplanner.deploy.state import diff_state, entity_key
+from inaplanner.emulator.target import start_emulator
 from inaplanner.errors import Cancelled
-from inaplanner.testbed.emulator import start_emulator
 
 P4 = load_p4info(DEFAULT_P4INFO)
 

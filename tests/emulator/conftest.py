@@ -15,7 +15,7 @@ from p4.v1 import p4runtime_pb2
 from p4runtime_sh.global_options import Options, global_options
 from p4runtime_sh.p4runtime import P4RuntimeClient
 
-from inaplanner.testbed.emulator import start_emulator
+from inaplanner.emulator.target import start_emulator
 
 TEST_P4INFO = """
 pkg_info { arch: "v1model" }

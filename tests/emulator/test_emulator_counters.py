@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from inaplanner.emulator.target import start_emulator
 from inaplanner.errors import InaplannerError
-from inaplanner.testbed.emulator import start_emulator
 
 
 class FakeClock:
@@ -99,7 +99,7 @@ def test_counter_write_sets_values(clocked, rt):
     out_of_range.entity.counter_entry.index.index = 16
     import grpc
 
-    from inaplanner.testbed.p4rt_errors import parse_write_error
+    from inaplanner.deploy.p4rt_errors import parse_write_error
 
     with pytest.raises(grpc.RpcError) as err:
         rt.write(client, [bad, out_of_range])

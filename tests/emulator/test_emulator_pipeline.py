@@ -112,7 +112,7 @@ def test_new_pipeline_starts_empty_but_reconcile_keeps_entries(emulator, primary
 
 
 def test_emulators_on_free_ports_are_independent(rt):
-    from inaplanner.testbed.emulator import start_emulator
+    from inaplanner.emulator.target import start_emulator
 
     a = start_emulator(device_id=1, name="a")
     b = start_emulator(device_id=2, name="b")

@@ -2,7 +2,7 @@
 
 Messages are built with p4runtime-shell's API (``TableEntry(...).msg()``) where it can express
 them, and with p4runtime_pb2 directly for malformed ones it refuses to build. Batched errors are
-parsed with :func:`inaplanner.testbed.p4rt_errors.parse_write_error` (p4runtime-shell's
+parsed with :func:`inaplanner.deploy.p4rt_errors.parse_write_error` (p4runtime-shell's
 ``P4RuntimeErrorIterator`` loops forever on an OK before a failure).
 """
 
@@ -13,7 +13,7 @@ import pytest
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
-from inaplanner.testbed.p4rt_errors import parse_write_error
+from inaplanner.deploy.p4rt_errors import parse_write_error
 
 INSERT, MODIFY, DELETE = "INSERT", "MODIFY", "DELETE"
 

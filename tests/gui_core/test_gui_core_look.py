@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from inaplanner import RESOURCES
 from inaplanner.evaluate import evaluate
 from inaplanner.gui.canvas import geometry as geo
-from inaplanner.gui.overlay import overlay_from_evaluation
 from inaplanner.gui.theme import icon, icon_path
+from inaplanner.views.overlay import overlay_from_evaluation
 
 
 def test_icons_and_desktop_entry(qapp):

@@ -7,7 +7,7 @@ import pytest
 
 from inaplanner.errors import InaplannerError
 from inaplanner.evaluate import evaluate
-from inaplanner.gui.overlay import (
+from inaplanner.views.overlay import (
     COLOURS,
     IDLE_COLOUR,
     RAMP,

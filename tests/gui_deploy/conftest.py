@@ -105,7 +105,7 @@ def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: Sce
 
 def _add_result(window: Any, sc: Scenario, plan: Plan) -> Any:
     """Put ``plan`` in the planning Results list (as a finished run would) and select it."""
-    from inaplanner.gui.planning.runs import RunRequest, finish
+    from inaplanner.views.runs import RunRequest, finish
 
     request = RunRequest("hand", {}, scenario_to_dict(sc))
     result = finish(request, sc, sc, plan, time.perf_counter())

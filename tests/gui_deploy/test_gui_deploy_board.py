@@ -4,7 +4,7 @@ switch, the summary and the headline (tiny hand-made events and reports)."""
 from __future__ import annotations
 
 from inaplanner.deploy.results import DeployReport, HostResult, Progress, SwitchResult
-from inaplanner.gui.deploy_dialog.board import (
+from inaplanner.views.deploy_board import (
     ProgressBoard,
     headline,
     log_line,

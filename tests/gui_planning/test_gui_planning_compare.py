@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inaplanner.gui.planning.compare_data import load_cdf
-from inaplanner.gui.planning.diffing import diff_results
+from inaplanner.views.compare import load_cdf
+from inaplanner.views.diffing import diff_results
 
 
 def _two_results(qtbot, ctrl):

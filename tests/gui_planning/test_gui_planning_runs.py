@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from inaplanner.gui.planning.execution import Throttle
-from inaplanner.gui.planning.runs import relative_gap
 from inaplanner.gui.planning.workers import CANCELLED, FINISHED, QUEUED, RUNNING
 from inaplanner.model import Job
 from inaplanner.topologies import leaf_spine
+from inaplanner.views.execution import Throttle
+from inaplanner.views.runs import relative_gap
 
 
 def test_form_is_generated_from_declared_params(standalone):

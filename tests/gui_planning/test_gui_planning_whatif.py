@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.planning.whatif_model import (
+from inaplanner.io.native import scenario_to_dict
+from inaplanner.model import Job
+from inaplanner.topologies import aro_fig1, leaf_spine
+from inaplanner.views.whatif import (
     AddJob,
     FailLink,
     FailSwitch,
@@ -16,9 +19,6 @@ from inaplanner.gui.planning.whatif_model import (
     display_copy,
     what_if,
 )
-from inaplanner.io.native import scenario_to_dict
-from inaplanner.model import Job
-from inaplanner.topologies import aro_fig1, leaf_spine
 
 
 def test_fail_link_keeps_the_pipeline_of_other_ports():
@@ -164,8 +164,8 @@ def test_qt_free_parts_import_without_qt():
 
     code = (
         "import sys\n"
-        "import inaplanner.gui.planning.execution, inaplanner.gui.planning.whatif_model\n"
-        "import inaplanner.gui.planning.compare_data, inaplanner.gui.planning.diffing\n"
+        "import inaplanner.views.execution, inaplanner.views.whatif\n"
+        "import inaplanner.views.compare, inaplanner.views.diffing\n"
         "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from inaplanner.gui.main_window import MainWindow
-from inaplanner.gui.planning.whatif_model import FailLink, FailSwitch
 from inaplanner.io.native import load_plan, scenario_sha256, scenario_to_dict
 from inaplanner.model.document import ScenarioDocument
 from inaplanner.topologies import grid_fig1, leaf_spine, mark_programmable, place_jobs
+from inaplanner.views.whatif import FailLink, FailSwitch
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inaplanner.memsched.cli import BOUND
+from inaplanner.cli.memsim import BOUND
 from inaplanner.memsched.simulator import simulate
 from inaplanner.model import Host, Job, Link, Scenario, Switch
 

@@ -72,7 +72,7 @@ def start_clocked_switch(sid: str, clock: ManualClock, port: int = 0):
 
     from inaplanner.dataplane.p4info import load_p4info
     from inaplanner.deploy.p4rt import P4RTSession
-    from inaplanner.testbed.emulator import start_emulator
+    from inaplanner.emulator.target import start_emulator
 
     handle = start_emulator("127.0.0.1", port, device_id=1, name=sid, clock=clock)
     cfg = p4runtime_pb2.ForwardingPipelineConfig(p4_device_config=b'{"emulated": true}')

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 
-from inaplanner.gui.monitor.model import MonitorOverlay
-from inaplanner.gui.overlay import colour_of
 from inaplanner.monitor.drive import drive_plan, parse_hot
 from inaplanner.monitor.recording import load_recording
+from inaplanner.views.monitor import MonitorOverlay
+from inaplanner.views.overlay import colour_of
 
 
 def row_of(panel, name):

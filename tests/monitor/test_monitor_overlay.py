@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from inaplanner.evaluate import evaluate
-from inaplanner.gui.monitor.model import MonitorModel, observed_overlay
-from inaplanner.gui.overlay import COLOURS, IDLE_COLOUR, overlay_from_evaluation
 from inaplanner.monitor.series import Snapshot, planned_loads
+from inaplanner.views.monitor import MonitorModel, observed_overlay
+from inaplanner.views.overlay import COLOURS, IDLE_COLOUR, overlay_from_evaluation
 
 
 def test_observed_plan_loads_paint_like_the_planner_overlay(leafspine):

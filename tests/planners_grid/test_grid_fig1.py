@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inaplanner.planners.baselines2 import best_effort_rate
+from inaplanner.planners.ina_baselines import best_effort_rate
 from inaplanner.topologies import grid_fig1
 
 

@@ -106,7 +106,7 @@ def test_report_package_imports_without_qt():
     import subprocess
     import sys
 
-    code = ("import sys, inaplanner.report, inaplanner.report.cli, inaplanner.report.pdf; "
+    code = ("import sys, inaplanner.report, inaplanner.cli.report, inaplanner.report.pdf; "
             "print(sorted(m for m in sys.modules if m.startswith('PySide6')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -28,8 +28,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from inaplanner.gui.canvas import geometry as geo
-from inaplanner.gui.overlay import COLOURS, width_for
 from inaplanner.gui.theme import qcolor
+from inaplanner.views.overlay import COLOURS, width_for
 
 if TYPE_CHECKING:
     from inaplanner.gui.canvas.scene import CanvasScene

@@ -29,10 +29,10 @@ from inaplanner.gui.canvas.items import (
     NodeDotsLayer,
     NodeItem,
 )
-from inaplanner.gui.overlay import Overlay, fmt
 from inaplanner.gui.theme import LIGHT, CanvasColours
 from inaplanner.model import Switch
 from inaplanner.model.document import DocEvent, ScenarioDocument
+from inaplanner.views.overlay import Overlay, fmt
 
 MARGIN = 120.0
 HIT_PIXELS = 6.0  # how close (pixels) a click must be to pick a link

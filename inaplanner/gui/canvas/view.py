@@ -24,12 +24,12 @@ from inaplanner.errors import InaplannerError
 from inaplanner.gui.canvas import geometry as geo
 from inaplanner.gui.canvas.items import LinkItem, NodeItem
 from inaplanner.gui.canvas.scene import CanvasScene
-from inaplanner.gui.overlay import Overlay
 from inaplanner.gui.theme import LIGHT, CanvasColours, qcolor
 from inaplanner.model.document import ScenarioDocument
+from inaplanner.views.overlay import Overlay
 
 if TYPE_CHECKING:
-    from inaplanner.gui.commands import Editor
+    from inaplanner.gui.editor import Editor
 
 TOOLS = ("select", "pan", "host", "switch", "programmable", "link")
 MIN_SCALE = 1e-4
@@ -91,7 +91,7 @@ class Canvas(QGraphicsView):
         return self._scene.overlay
 
     def set_overlay(self, overlay: Overlay | None) -> None:
-        """Paint an overlay from :func:`inaplanner.gui.overlay.overlay_from_evaluation` (None clears)."""
+        """Paint an overlay from :func:`inaplanner.views.overlay.overlay_from_evaluation` (None clears)."""
         self._scene.set_overlay(overlay)
 
     def set_task_filter(self, task: str | None) -> None:

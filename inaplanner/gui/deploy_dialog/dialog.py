@@ -46,8 +46,9 @@ from inaplanner.deploy.deployer import DeployOptions, deploy
 from inaplanner.deploy.p4rt import DEFAULT_BATCH
 from inaplanner.deploy.results import DeployReport, Progress
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.deploy_dialog import sources
-from inaplanner.gui.deploy_dialog.board import (
+from inaplanner.gui.deploy_dialog.worker import BackgroundCall
+from inaplanner.views import deploy_sources as sources
+from inaplanner.views.deploy_board import (
     CHANGE_KINDS,
     ProgressBoard,
     headline,
@@ -55,7 +56,6 @@ from inaplanner.gui.deploy_dialog.board import (
     summary_rows,
     switch_changes,
 )
-from inaplanner.gui.deploy_dialog.worker import BackgroundCall
 
 #: Expand every switch of the changes tree when it lists at most this many entities.
 EXPAND_LIMIT = 400

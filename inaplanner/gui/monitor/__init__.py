@@ -2,7 +2,7 @@
 overlay's colour scale, planned vs observed per link, pyqtgraph time series of selected links,
 alerts, recording and replay.
 
-Qt is imported only by :func:`install` (the data side, :mod:`inaplanner.gui.monitor.model`, is
+Qt is imported only by :func:`install` (the data side, :mod:`inaplanner.views.monitor`, is
 Qt-free). The main window calls ``install(window)`` at the end of its constructor.
 """
 

@@ -39,12 +39,12 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.monitor.model import MonitorModel
-from inaplanner.gui.overlay import colour_of
 from inaplanner.model import Plan, Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule
 from inaplanner.monitor.recording import Recording, load_recording, open_recorder
 from inaplanner.monitor.series import Snapshot, planned_loads
+from inaplanner.views.monitor import MonitorModel
+from inaplanner.views.overlay import colour_of
 
 TABLE_ROWS = 200  # most loaded directed links shown
 PLOT_LINKS = 8  # series drawn at once

@@ -11,10 +11,10 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from inaplanner.gui.overlay import TASK_COLOURS
-from inaplanner.gui.planning.compare_data import load_cdf, objective_series, throughput_series
 from inaplanner.gui.planning.diffview import DiffView
-from inaplanner.gui.planning.runs import PlanResult
+from inaplanner.views.compare import load_cdf, objective_series, throughput_series
+from inaplanner.views.overlay import TASK_COLOURS
+from inaplanner.views.runs import PlanResult
 
 
 def _colour(i: int, n: int) -> pg.QtGui.QColor:

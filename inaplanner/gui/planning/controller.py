@@ -14,18 +14,18 @@ from inaplanner.evaluate import Evaluation, evaluate
 from inaplanner.gui.planning.compare import ComparePanel
 from inaplanner.gui.planning.planner_panel import PlannerPanel
 from inaplanner.gui.planning.results import ResultsPanel
-from inaplanner.gui.planning.runs import PlanResult
 from inaplanner.gui.planning.whatif import WhatIfPanel
-from inaplanner.gui.planning.whatif_model import Change, display_copy
 from inaplanner.gui.planning.workers import PlannerRun, RunManager
 from inaplanner.io.native import scenario_sha256
 from inaplanner.model import Scenario
+from inaplanner.views.runs import PlanResult
+from inaplanner.views.whatif import Change, display_copy
 
 OverlayFactory = Callable[[Evaluation, Any], Any]
 
 
 def default_overlay_factory(ev: Evaluation, task_filter: str | None) -> Any:
-    from inaplanner.gui.overlay import overlay_from_evaluation
+    from inaplanner.views.overlay import overlay_from_evaluation
 
     return overlay_from_evaluation(ev, task_filter)
 

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.planning.diffing import diff_results
-from inaplanner.gui.planning.runs import PlanResult
 from inaplanner.report.diff import PlanDiff
+from inaplanner.views.diffing import diff_results
+from inaplanner.views.runs import PlanResult
 
 
 def _fmt(x: float | None) -> str:

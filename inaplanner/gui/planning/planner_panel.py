@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
 
 from inaplanner.errors import InaplannerError
 from inaplanner.gui.planning.param_form import ParamForm
-from inaplanner.gui.planning.runs import RunRequest
 from inaplanner.gui.planning.workers import BACKENDS, ENDED, PlannerRun, RunManager
 from inaplanner.io.native import scenario_to_dict
 from inaplanner.model import Scenario
 from inaplanner.planners import Planner, all_params, available, resolve_params
+from inaplanner.views.runs import RunRequest
 
 ShowError = Callable[[str, str], None]
 

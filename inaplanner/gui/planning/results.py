@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.planning.runs import PlanResult
 from inaplanner.io.native import save_plan
+from inaplanner.views.runs import PlanResult
 
 COLUMNS = ("#", "Planner", "Scenario", "Objective", "Bound", "Gap", "Status", "Seconds")
 

@@ -29,10 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.planning.diffing import diff_results
 from inaplanner.gui.planning.diffview import DiffView
-from inaplanner.gui.planning.runs import PlanResult
-from inaplanner.gui.planning.whatif_model import (
+from inaplanner.gui.planning.workers import PlannerRun
+from inaplanner.model import Job, Scenario
+from inaplanner.views.diffing import diff_results
+from inaplanner.views.runs import PlanResult
+from inaplanner.views.whatif import (
     AddJob,
     Change,
     FailLink,
@@ -42,8 +44,6 @@ from inaplanner.gui.planning.whatif_model import (
     check_changes,
     what_if,
 )
-from inaplanner.gui.planning.workers import PlannerRun
-from inaplanner.model import Job, Scenario
 
 KINDS = ("Fail link", "Fail switch", "Set link capacity", "Add job", "Remove job")
 

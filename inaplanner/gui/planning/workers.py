@@ -2,8 +2,8 @@
 told to stop; the UI side sees only Qt signals delivered on its own thread.
 
 A :class:`PlannerRun` is one run as the UI sees it; a QThreadPool thread drives it through
-:func:`~inaplanner.gui.planning.execution.run_request` (in that thread, or in a child process: see
-:mod:`~inaplanner.gui.planning.execution` for the back ends and why ``auto`` prefers a process).
+:func:`~inaplanner.views.execution.run_request` (in that thread, or in a child process: see
+:mod:`~inaplanner.views.execution` for the back ends and why ``auto`` prefers a process).
 :class:`RunManager` queues runs and starts up to ``max_parallel`` of them side by side.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
-from inaplanner.gui.planning.execution import BACKENDS, ChildPool, resolve_backend, run_request
-from inaplanner.gui.planning.runs import PlanResult, RunRequest
 from inaplanner.planners import CancelToken
+from inaplanner.views.execution import BACKENDS, ChildPool, resolve_backend, run_request
+from inaplanner.views.runs import PlanResult, RunRequest
 
 QUEUED, RUNNING, CANCELLING, FINISHED, FAILED, CANCELLED = (
     "queued", "running", "cancelling", "finished", "failed", "cancelled",

@@ -117,7 +117,7 @@ def planning_scenario(request: RunRequest) -> Scenario:
     base = scenario_from_dict(request.scenario_doc)
     if not request.changes:
         return base
-    from inaplanner.gui.planning.whatif_model import what_if
+    from inaplanner.views.whatif import what_if
 
     return what_if(base, list(request.changes))
 
@@ -127,7 +127,7 @@ def scenarios(request: RunRequest) -> tuple[Scenario, Scenario]:
     base = scenario_from_dict(request.scenario_doc)
     if not request.changes:
         return base, base
-    from inaplanner.gui.planning.whatif_model import display_copy, what_if
+    from inaplanner.views.whatif import display_copy, what_if
 
     changes = list(request.changes)
     return what_if(base, changes), display_copy(base, changes)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inaplanner.evaluate import Evaluation
-from inaplanner.gui.planning.runs import PlanResult
+from inaplanner.views.runs import PlanResult
 
 
 @dataclass

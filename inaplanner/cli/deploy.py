@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _load_inputs(args: argparse.Namespace, need_testbed: bool = True):
     from inaplanner.io.formats import load_any
     from inaplanner.io.native import load_plan, scenario_sha256
-    from inaplanner.report.scenario_lookup import find_scenario
+    from inaplanner.io.scenario_lookup import find_scenario
     from inaplanner.testbed.inventory import load_inventory
 
     plan = load_plan(args.plan)

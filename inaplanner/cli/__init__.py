@@ -18,13 +18,13 @@ from inaplanner.errors import InaplannerError
 
 #: Modules that add subcommands. Each has ``register(subparsers) -> None``.
 COMMAND_MODULES = (
-    "inaplanner.commands",  # generate, validate, convert, evaluate
-    "inaplanner.planners.cli",  # planners, plan, compare
-    "inaplanner.memsched.cli",  # memsim
-    "inaplanner.deploy.cli",  # deploy, testbed emulate, entries
-    "inaplanner.monitor.cli",  # monitor
-    "inaplanner.report.cli",  # report, diff
-    "inaplanner.gui.cli",  # gui
+    "inaplanner.cli.scenario",  # generate, validate, convert, evaluate
+    "inaplanner.cli.plan",  # planners, plan, compare
+    "inaplanner.cli.memsim",  # memsim
+    "inaplanner.cli.deploy",  # deploy, testbed emulate, entries
+    "inaplanner.cli.monitor",  # monitor
+    "inaplanner.cli.report",  # report, diff
+    "inaplanner.cli.gui",  # gui
 )
 
 

@@ -1,12 +1,5 @@
-"""P4Runtime Write errors: building and parsing ``grpc-status-details-bin``.
-
-When some updates of a WriteRequest fail, a P4Runtime server answers the RPC with gRPC status
-UNKNOWN and trailing metadata ``grpc-status-details-bin`` holding a ``google.rpc.Status`` whose
-``details`` are one ``p4.v1.Error`` per update, in request order, with ``canonical_code`` OK for
-the updates that succeeded (P4Runtime spec section 12.3, "Error reporting"; the shape bmv2/PI and
-Stratum return). p4runtime-shell's ``P4RuntimeErrorIterator`` never advances past an OK entry
-(its ``continue`` skips the index increment), so a batch with an OK before a failure makes it
-loop forever: :func:`parse_write_error` is the parser to use instead.
+"""Client side of P4Runtime write errors: the per-update results a failed ``Write`` carries in its
+``grpc-status-details-bin`` trailer (P4Runtime spec section 12.3, "Batch error reporting").
 """
 
 from __future__ import annotations
@@ -35,14 +28,6 @@ class UpdateStatus:
     @property
     def code_name(self) -> str:
         return code_pb2.Code.Name(self.code) if self.code in code_pb2.Code.values() else str(self.code)
-
-
-def build_write_status(results: list[tuple[int, str]]) -> status_pb2.Status:
-    """The ``google.rpc.Status`` of a batch whose per-update results are ``(code, message)``."""
-    status = status_pb2.Status(code=code_pb2.UNKNOWN, message="Write failure.")
-    for code, message in results:
-        status.details.add().Pack(p4runtime_pb2.Error(canonical_code=code, message=message))
-    return status
 
 
 def parse_status_details(data: bytes) -> list[UpdateStatus]:

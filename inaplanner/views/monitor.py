@@ -1,7 +1,7 @@
 """What the Monitor mode shows, as plain data (no Qt): the observed-load overlay for the canvas,
 per-link planned vs observed rows, the time series of each directed link, and the alerts.
 
-The overlay is the canvas overlay type (:class:`inaplanner.gui.overlay.Overlay`) filled with
+The overlay is the canvas overlay type (:class:`inaplanner.views.overlay.Overlay`) filled with
 observed loads, coloured with the planner overlay's scale (idle grey, green-to-yellow ramp below
 80 %, orange to 100 %, red above); a link not measured in the last poll is drawn idle and labelled
 ``-``. Its tooltips put planned and observed side by side.
@@ -15,7 +15,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from inaplanner.gui.overlay import (
+from inaplanner.model import Scenario
+from inaplanner.monitor.alerts import Alert, AlertRule, AlertTracker, deviation_share
+from inaplanner.monitor.series import Snapshot
+from inaplanner.views.overlay import (
     FULL,
     FlowSegments,
     LinkOverlay,
@@ -24,9 +27,6 @@ from inaplanner.gui.overlay import (
     fmt,
     width_for,
 )
-from inaplanner.model import Scenario
-from inaplanner.monitor.alerts import Alert, AlertRule, AlertTracker, deviation_share
-from inaplanner.monitor.series import Snapshot
 
 TOL = 1e-9
 

@@ -1,6 +1,6 @@
 """What an emulated P4Runtime target holds: pipeline, table entries, multicast groups, counters.
 
-Not thread safe by itself: :class:`inaplanner.testbed.emulator.P4RuntimeEmulator` serialises
+Not thread safe by itself: :class:`inaplanner.emulator.target.P4RuntimeEmulator` serialises
 every access with one lock. Counters can grow by themselves at given rates
 (:meth:`DeviceState.set_rates`) so that monitoring sees traffic without a data plane.
 """
@@ -15,7 +15,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
 from inaplanner.dataplane.p4info import P4InfoIndex
-from inaplanner.testbed.p4rt_validate import (
+from inaplanner.emulator.validate import (
     EntityError,
     check_multicast_group,
     check_table_entry,

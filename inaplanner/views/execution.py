@@ -1,6 +1,6 @@
 """Running a planner to the end in a thread or in a child process (Qt-free).
 
-Two back ends run a :class:`~inaplanner.gui.planning.runs.RunRequest`:
+Two back ends run a :class:`~inaplanner.views.runs.RunRequest`:
 
 - ``process``: a spawned child gets the request (the scenario as its canonical document), plans,
   and sends the plan document back; the parent rebuilds the scenario on a helper thread meanwhile
@@ -11,7 +11,7 @@ Two back ends run a :class:`~inaplanner.gui.planning.runs.RunRequest`:
   registry finds in a fresh interpreter (built-ins and entry points) can run there. Starting a
   child and importing the planners takes one to a few seconds, so :class:`ChildPool` keeps one
   started child waiting (after the first process run, or on ``prewarm``).
-- ``thread``: :func:`~inaplanner.gui.planning.runs.execute` on the calling (worker) thread. HiGHS
+- ``thread``: :func:`~inaplanner.views.runs.execute` on the calling (worker) thread. HiGHS
   releases the GIL while it solves and pure Python yields it every few milliseconds; cancel sets
   the planner's CancelToken (HiGHS is interrupted from its callback, ``progress`` raises
   ``Cancelled`` on the next report).
@@ -33,7 +33,10 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from inaplanner.errors import Cancelled, InaplannerError
-from inaplanner.gui.planning.runs import (
+from inaplanner.io.native import plan_from_dict, plan_to_dict
+from inaplanner.planners import CancelToken, Planner, available
+from inaplanner.planners import registry as planner_registry
+from inaplanner.views.runs import (
     RunRequest,
     execute,
     finish,
@@ -41,9 +44,6 @@ from inaplanner.gui.planning.runs import (
     planning_scenario,
     scenarios,
 )
-from inaplanner.io.native import plan_from_dict, plan_to_dict
-from inaplanner.planners import CancelToken, Planner, available
-from inaplanner.planners import registry as planner_registry
 
 BACKENDS = ("auto", "thread", "process")
 #: A process that has not stopped this long after cancel is terminated.

@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _scenario_and_plan(args: argparse.Namespace, need_scenario: bool):
     from inaplanner.io.formats import load_any
     from inaplanner.io.native import load_plan
-    from inaplanner.report.scenario_lookup import find_scenario
+    from inaplanner.io.scenario_lookup import find_scenario
 
     plan = load_plan(args.plan) if args.plan else None
     scenario = load_any(args.scenario) if args.scenario else None

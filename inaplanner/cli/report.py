@@ -8,10 +8,10 @@ import sys
 
 from inaplanner.errors import InaplannerError
 from inaplanner.io.native import load_plan, scenario_sha256
+from inaplanner.io.scenario_lookup import scenario_for
 from inaplanner.report.data import build_report, plan_label
 from inaplanner.report.diff import diff_plans
 from inaplanner.report.export import FORMATS, export_report, format_from_path
-from inaplanner.report.scenario_lookup import scenario_for
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

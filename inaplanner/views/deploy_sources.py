@@ -3,7 +3,7 @@
 A plan is deployed together with the scenario it was made for (its ``scenario_sha256``,
 CONTRACTS.md): a planning result carries that scenario; for a plan file it is the scenario open
 in the window when the hash matches, else the one the plan names or that lies beside it
-(:func:`inaplanner.report.scenario_lookup.find_scenario`), as ``inaplanner deploy`` does.
+(:func:`inaplanner.io.scenario_lookup.find_scenario`), as ``inaplanner deploy`` does.
 The deployment runs on a worker thread while the user may go on editing, so it always gets a
 private copy of the scenario, never the document's own object.
 """
@@ -36,7 +36,7 @@ def private_copy(scenario: Scenario) -> Scenario:
 
 
 def from_result(result: Any) -> DeployInputs:
-    """The plan of a planning result (``inaplanner.gui.planning.runs.PlanResult``) with the
+    """The plan of a planning result (``inaplanner.views.runs.PlanResult``) with the
     scenario it was planned on (for a what-if result: the changed copy)."""
     if result is None:
         raise InaplannerError("no result is selected in the Results list; select one or choose "
@@ -52,7 +52,7 @@ def from_plan_file(path: str | os.PathLike[str], current: Scenario | None) -> De
     plan = load_plan(path)
     if current is not None and scenario_sha256(current) == plan.scenario_sha256:
         return DeployInputs(private_copy(current), plan, Path(path).name)
-    from inaplanner.report.scenario_lookup import find_scenario
+    from inaplanner.io.scenario_lookup import find_scenario
 
     scenario = find_scenario(plan, path)
     if scenario is None or scenario_sha256(scenario) != plan.scenario_sha256:

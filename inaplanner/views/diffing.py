@@ -9,8 +9,8 @@ shows its new value.
 from __future__ import annotations
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.planning.runs import PlanResult
 from inaplanner.report.diff import PlanDiff, diff_plans
+from inaplanner.views.runs import PlanResult
 
 
 def same_links(a: PlanResult, b: PlanResult) -> bool:

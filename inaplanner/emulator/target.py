@@ -11,7 +11,7 @@ tell the difference:
 * Only the primary may Write or SetForwardingPipelineConfig (PERMISSION_DENIED otherwise).
 * SetForwardingPipelineConfig: VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT,
   RECONCILE_AND_COMMIT (only for an unchanged P4Info); a committed new pipeline starts empty.
-* Every update is checked against the P4Info (:mod:`inaplanner.testbed.p4rt_validate`) and
+* Every update is checked against the P4Info (:mod:`inaplanner.emulator.validate`) and
   answered per update (ALREADY_EXISTS, NOT_FOUND, INVALID_ARGUMENT, RESOURCE_EXHAUSTED ...) in
   ``grpc-status-details-bin`` with OK entries for the updates that went through; only
   CONTINUE_ON_ERROR atomicity is offered (UNIMPLEMENTED otherwise), as on bmv2.
@@ -38,10 +38,10 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.emulator.state import DeviceState, wire_field
+from inaplanner.emulator.status import DETAILS_KEY, build_write_status
+from inaplanner.emulator.validate import EntityError
 from inaplanner.errors import InaplannerError
-from inaplanner.testbed.p4rt_errors import DETAILS_KEY, build_write_status
-from inaplanner.testbed.p4rt_state import DeviceState, wire_field
-from inaplanner.testbed.p4rt_validate import EntityError
 
 #: Entities per ReadResponse message (a real server also splits long answers).
 READ_CHUNK = 1000

@@ -1,0 +1,1 @@
+inaplanner/p4
