@@ -75,7 +75,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except ValueError:
         raise InaplannerError(f"--capacities {args.capacities!r}: expected numbers like 25,50,100") from None
     spec = SweepSpec(
-        scenario=import_scenario(args.scenario),
+        scenario=import_scenario(args.scenario)[0],
         generators=parse_generators(args.cases),
         planners=planners,
         time_limit=args.time_limit,

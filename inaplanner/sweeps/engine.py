@@ -193,11 +193,11 @@ def format_summary(summary: dict[str, Any]) -> str:
     """The end-of-sweep text: per planner figures, then the critical elements."""
     lines = ["planner        no failure   worst   p5      median  cases  errors  worst element"]
     for p, e in summary["planners"].items():
-        def pct(x: float | None) -> str:
+        def share(x: float | None) -> str:
             return "-" if x is None else pct(x, 0)
 
         lines.append(f"{p:<14} {('-' if e['baseline'] is None else num(e['baseline'])):>10}   "
-                     f"{pct(e['worst']):<7} {pct(e['p5']):<7} {pct(e['median']):<7} "
+                     f"{share(e['worst']):<7} {share(e['p5']):<7} {share(e['median']):<7} "
                      f"{e['cases']:>5}  {e['errors']:>6}  {e.get('worst_element', '-')}")
     if summary["critical"]:
         names = list(summary["planners"])
