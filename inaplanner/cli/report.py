@@ -7,11 +7,10 @@ import json
 import sys
 
 from inaplanner.errors import InaplannerError
-from inaplanner.io.native import load_plan, scenario_sha256
-from inaplanner.io.scenario_lookup import scenario_for
-from inaplanner.report.data import build_report, plan_label
-from inaplanner.report.diff import diff_plans
-from inaplanner.report.export import FORMATS, export_report, format_from_path
+
+# inaplanner.report (numpy, the evaluator) is imported inside the handlers (start-up time).
+#: the output formats of :data:`inaplanner.report.export.FORMATS` (a test keeps them equal)
+FORMATS = ("html", "pdf", "csv", "json", "png", "svg")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,13 +23,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "comparison and the diff of each plan against the first. csv writes a directory of "
         "tables; json, png and svg write one file per plan (a directory for several plans).",
     )
-    r.add_argument("plans", nargs="+", metavar="PLAN", help="plan file(s) (JSON)")
+    r.add_argument("plans", nargs="+", metavar="PLAN",
+                   help="plan file(s) (JSON), or one sweep result file (inaplanner sweep -o)")
     r.add_argument("--scenario", "-s", metavar="S",
                    help="the scenario file (default: the one the plan names or whose hash it "
                    "carries, in the plan's folder)")
     r.add_argument("--format", "-f", choices=FORMATS,
                    help="output format (default: from the extension of -o)")
-    r.add_argument("-o", "--output", required=True, metavar="OUT", help="output file or directory")
+    out = r.add_mutually_exclusive_group(required=True)
+    out.add_argument("-o", "--output", metavar="OUT",
+                     help="output file: NAME.html, NAME.pdf; NAME.png/svg/json for one plan; "
+                     "NAME.zip for the files of several plans or the csv tables; NAME.csv for the "
+                     "link table")
+    out.add_argument("--output-dir", metavar="DIR",
+                     help="write the files (one per plan, or the csv tables) into this directory")
+    r.add_argument("--routes", choices=("appendix", "csv", "none"), default=None,
+                   help="per-worker routes of html/pdf: an appendix, a CSV file beside the report "
+                   "(NAME.routes.csv), or none (default: csv for pdf, appendix for html)")
     r.add_argument("--title", help="report title")
     r.set_defaults(func=run_report)
 
@@ -48,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load(paths: list[str], scenario: str | None):
+    from inaplanner.io.native import load_plan, scenario_sha256
+    from inaplanner.io.scenario_lookup import scenario_for
+
     plans = [(p, load_plan(p)) for p in paths]
     sc = scenario_for(plans, scenario)
     sha = scenario_sha256(sc)
@@ -58,22 +70,66 @@ def _load(paths: list[str], scenario: str | None):
     return sc, plans
 
 
-def run_report(args: argparse.Namespace) -> int:
+def is_sweep_file(path: str) -> bool:
+    """An SQLite file (what ``inaplanner sweep`` writes) rather than a plan."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def run_sweep_report(args: argparse.Namespace) -> int:
+    from inaplanner.io.atomic import atomic_write_text
+    from inaplanner.report.export import format_from_path
+    from inaplanner.report.sweep import sweep_html
+    from inaplanner.sweeps.engine import summarise
+    from inaplanner.sweeps.store import load_results, write_csv
+
+    if len(args.plans) != 1:
+        raise InaplannerError("report: give one sweep result file, or plan files, not both")
+    if args.output is None:
+        raise InaplannerError("report: a sweep report is one file: give -o NAME.html|csv|json")
     fmt = args.format or format_from_path(args.output)
+    meta, rows = load_results(args.plans[0])
+    if fmt == "html":
+        atomic_write_text(args.output, sweep_html(meta, rows, args.title))
+    elif fmt == "csv":
+        write_csv(rows, args.output)
+    elif fmt == "json":
+        atomic_write_text(args.output, json.dumps({"identity": meta.get("identity"),
+                                                   "summary": summarise(rows), "rows": rows}, indent=1))
+    else:
+        raise InaplannerError(f"{args.output}: a sweep report is written as html, csv or json, not {fmt}")
+    print(args.output)
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    if args.plans and is_sweep_file(args.plans[0]):
+        return run_sweep_report(args)
+    from inaplanner.report.data import build_report, plan_label
+    from inaplanner.report.export import export_report, format_from_path
+
+    fmt = args.format or (format_from_path(args.output) if args.output else None)
     if fmt is None:
-        raise InaplannerError(f"{args.output}: give --format (one of {', '.join(FORMATS)}); "
-                              "the output name does not tell")
+        raise InaplannerError(f"{args.output or args.output_dir}: give --format (one of "
+                              f"{', '.join(FORMATS)}); the output name does not tell")
     sc, plans = _load(args.plans, args.scenario)
     used: set[str] = set()
     labelled = [(plan_label(path, plan, i, used), plan) for i, (path, plan) in enumerate(plans)]
     report = build_report(sc, labelled, title=args.title)
-    written = export_report(report, fmt, args.output)
+    report.routes = args.routes or ("csv" if fmt == "pdf" else "appendix")
+    written = export_report(report, fmt, args.output, output_dir=args.output_dir)
     for path in written:
         print(path)
     return 0
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    from inaplanner.report.data import plan_label
+    from inaplanner.report.diff import diff_plans
+
     sc, plans = _load([args.plan_a, args.plan_b], args.scenario)
     used: set[str] = set()
     (pa, a), (pb, b) = plans

@@ -1,5 +1,13 @@
 """Alerts on observed link loads (pure): a link that stays above a share of its capacity, or
-deviates from the plan by more than a set share, for at least ``hold_s`` seconds."""
+deviates from the plan by more than a set share, for at least ``hold_s`` seconds.
+
+What matters to an operator is what the plan did not put there. With a plan, a link that carries
+what the plan put on it (within ``deviation`` of the planned load) is never an alert, however full
+it is: plans fill links to capacity by design. Alerts are ranked (:func:`ranked`) by
+:attr:`Alert.severity`: how far the observed load is from the planned one, relative to the link's
+capacity, and how far it is over capacity; so the link at +48 % over plan comes before a dozen
+links a few percent off.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +42,21 @@ class Alert:
     since: float  # snapshot time the condition began
     observed: float
     reference: float  # capacity (hot) or planned load (deviation)
+    capacity: float = 0.0
+    planned: float | None = None
+
+    @property
+    def severity(self) -> float:
+        """The ranking key: |observed - planned| / capacity (the load the plan did not expect, as
+        a share of the link), plus how far the load is over capacity; without a plan, the load
+        over the threshold's reference as a share of capacity. Larger is worse."""
+        cap = self.capacity if self.capacity > 0 else (self.reference if self.kind == HOT else 0.0)
+        if cap <= 0:
+            return math.inf if self.observed > 0 else 0.0
+        over = max(0.0, self.observed - cap) / cap
+        if self.planned is not None:
+            return abs(self.observed - self.planned) / cap + over
+        return self.observed / cap + over
 
     def text(self) -> str:
         if self.kind == HOT:
@@ -42,8 +65,16 @@ class Alert:
                     f"({share:.0%}) since t={self.since:.1f}s")
         ref = self.reference
         off = (self.observed - ref) / ref if ref > 0 else math.inf
+        of_cap = ""
+        if self.capacity > 0:
+            of_cap = f", {(self.observed - ref) / self.capacity:+.0%} of capacity"
         return (f"{self.link} deviates from plan: observed {self.observed:.4g} vs planned "
-                f"{ref:.4g} Gbps ({off:+.0%}) since t={self.since:.1f}s")
+                f"{ref:.4g} Gbps ({off:+.0%}{of_cap}) since t={self.since:.1f}s")
+
+
+def ranked(alerts: list[Alert] | tuple[Alert, ...]) -> list[Alert]:
+    """``alerts`` most severe first (ties: earlier start, then link name)."""
+    return sorted(alerts, key=lambda a: (-a.severity, a.since, a.link, a.kind))
 
 
 def deviation_share(observed: float, planned: float, min_planned: float = 1e-6) -> float:
@@ -73,11 +104,16 @@ class AlertTracker:
         for key, obs in snap.rates.items():
             li, d = key
             cap = float(self.capacity[li])
-            conds = [(HOT, cap, cap > 0 and obs > rule.threshold * cap)]
+            plan: float | None = None
+            on_plan = False
+            conds = []
             if self.planned is not None:
                 plan = float(self.planned[li, d])
                 dev = deviation_share(obs, plan, rule.min_planned)
-                conds.append((DEVIATION, plan, abs(dev) > rule.deviation))
+                on_plan = abs(dev) <= rule.deviation
+                conds.append((DEVIATION, plan, not on_plan))
+            # a full link is news only when the plan did not fill it
+            conds.insert(0, (HOT, cap, cap > 0 and obs > rule.threshold * cap and not on_plan))
             for kind, ref, on in conds:
                 k = (kind, key)
                 if not on:
@@ -85,7 +121,8 @@ class AlertTracker:
                 seen.add(k)
                 since = self._since.setdefault(k, snap.t)
                 if snap.t - since >= rule.hold_s - 1e-9:
-                    alert = Alert(kind, self.names.get(key, f"{li}/{d}"), key, since, obs, ref)
+                    alert = Alert(kind, self.names.get(key, f"{li}/{d}"), key, since, obs, ref,
+                                  cap, plan)
                     if k not in self.active:
                         started.append(alert)
                     self.active[k] = alert

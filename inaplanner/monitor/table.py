@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from inaplanner.monitor.alerts import Alert, deviation_share
+from inaplanner.monitor.alerts import Alert, deviation_share, ranked
 from inaplanner.monitor.recording import LinkInfo
 from inaplanner.monitor.series import Snapshot
 
@@ -57,7 +57,7 @@ def render_table(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
         lines.append(line)
     if not snap.rates:
         lines.append("(no rates yet: the first poll of each switch sets its baseline)")
-    alerts = alerts or []
+    alerts = ranked(alerts or [])  # the largest departures from the plan first
     for a in alerts[:max_alerts]:
         lines.append(f"ALERT {a.kind}: {a.text()}")
     if len(alerts) > max_alerts:

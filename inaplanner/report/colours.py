@@ -1,15 +1,19 @@
 """The load colour scale of reports: the canvas overlay's own scale
 (:mod:`inaplanner.views.overlay`, pure data without Qt), so a report looks like the planner's
-canvas: grey idle, a green-to-yellow ramp below 80 % of capacity, orange up to 100 %, red above."""
+canvas: light grey idle, a continuous colour-blind-safe ramp (viridis, light to dark) up to 100 %
+of capacity, red above."""
 
 from __future__ import annotations
 
 import math
 
-from inaplanner.views.overlay import FULL, colour_of, legend_entries
+from inaplanner.views.overlay import FULL, TICKS, colour_bar, colour_of, legend_entries
 
 #: (colour, label) rows of the legend, lowest first.
 LEGEND = tuple(legend_entries())
+#: (load/capacity, colour) stops of a colour bar, and its ticks (the canvas's own).
+BAR = tuple(colour_bar())
+BAR_TICKS = TICKS
 
 
 def util_colour(util: float, tol: float = 1e-9) -> str:

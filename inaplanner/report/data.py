@@ -93,6 +93,10 @@ class Report:
     title: str = ""
     created: str = ""
     version: str = __version__
+    #: where the per-worker routes go: "appendix" (in the document, after the plans), "csv"
+    #: (a CSV file beside it, ``routes_file``), "none"
+    routes: str = "appendix"
+    routes_file: str = ""
 
     def scenario_summary(self) -> list[tuple[str, str]]:
         sc = self.scenario

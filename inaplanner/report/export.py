@@ -1,9 +1,19 @@
 """Writing a report in each format: html, pdf, csv, json, png, svg.
 
-One plan goes to the file ``out``. For the per-plan formats (json, png, svg) several plans go to
-the directory ``out`` (one ``<label>.<ext>`` each); csv always writes the directory ``out`` with
-``summary.csv``, ``links.csv``, ``switches.csv`` and ``routes.csv`` (a ``plan`` column tells the
-plans apart). Every file is written atomically.
+Where the files go:
+
+- html and pdf: the file ``out``. The per-worker routes go where ``report.routes`` says: an
+  appendix of the document, a CSV file beside it (``<out stem>.routes.csv``, the pdf default: a
+  fat-tree's routes are dozens of pages nobody prints), or nowhere.
+- json, png, svg (one file a plan) and csv (tables ``summary.csv``, ``links.csv``,
+  ``switches.csv``, ``routes.csv``; a ``plan`` column tells the plans apart): to a directory with
+  ``output_dir``, or to a ``.zip`` file ``out`` holding the same files. ``-o plan.png`` (a file
+  name with the format's extension) writes that one file when there is one plan (for csv: the
+  links table, every directed link of every plan) and is refused with the way out when there are
+  several: a name like a file never becomes a directory (a name without an extension is one,
+  as ``--output-dir``).
+
+Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import csv
 import io
 import os
 import re
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -83,50 +94,94 @@ def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "plan"
 
 
-def _targets(report: Report, out: Path, ext: str) -> list[tuple[PlanReport, Path]]:
-    if len(report.plans) == 1:
-        return [(report.plans[0], out)]
-    out.mkdir(parents=True, exist_ok=True)
-    return [(p, out / f"{_safe(p.label)}{ext}") for p in report.plans]
+def plan_files(report: Report, fmt: str) -> dict[str, bytes]:
+    """The files of a per-plan format (json, png, svg) or of csv, by name."""
+    if fmt == "csv":
+        return {name: text.encode() for name, text in csv_tables(report).items()}
+    out: dict[str, bytes] = {}
+    for p in report.plans:
+        name = f"{_safe(p.label)}{SUFFIX[fmt]}"
+        if fmt == "json":
+            out[name] = dumps_pretty(plan_to_dict(p.plan)).encode()
+        elif fmt == "svg":
+            out[name] = plan_svg(report, p).encode()
+        else:
+            from inaplanner.report.pdf import svg_to_png
+
+            out[name] = svg_to_png(plan_svg(report, p))
+    return out
 
 
-def export_report(report: Report, fmt: str, out: str | os.PathLike[str]) -> list[Path]:
-    """Write ``report`` in ``fmt`` to ``out``; returns the files written."""
+def routes_csv(report: Report) -> str:
+    rows = [{"plan": p.label, **row} for p in report.plans for row in p.route_rows()]
+    return csv_text(rows, ["plan", "task", "job", "ps", "worker", "rate", "path", "merge_at", "hops"])
+
+
+def routes_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".routes.csv")
+
+
+def export_report(report: Report, fmt: str, out: str | os.PathLike[str] | None = None, *,
+                  output_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Write ``report`` in ``fmt`` to the file ``out`` or the directory ``output_dir``; returns
+    the files written."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise InaplannerError(f"unknown report format {fmt!r} (one of {', '.join(FORMATS)})")
-    target = Path(out)
+    if (out is None) == (output_dir is None):
+        raise InaplannerError("report: give either -o FILE or --output-dir DIR")
+    target = Path(output_dir if output_dir is not None else out)  # type: ignore[arg-type]
     try:
-        if fmt == "html":
-            atomic_write_text(target, report_html(report))
-            return [target]
-        if fmt == "pdf":
-            from inaplanner.report.pdf import write_pdf
+        if fmt in ("html", "pdf"):
+            if output_dir is not None:
+                target = target / f"report{SUFFIX[fmt]}"
+                target.parent.mkdir(parents=True, exist_ok=True)
+            written = [target]
+            if report.routes == "csv":
+                rp = routes_path(target)
+                report.routes_file = rp.name
+                atomic_write_text(rp, routes_csv(report))
+                written.append(rp)
+            if fmt == "html":
+                atomic_write_text(target, report_html(report))
+            else:
+                from inaplanner.report.pdf import write_pdf
 
-            write_pdf(report, target)
-            return [target]
-        if fmt == "csv":
+                write_pdf(report, target)
+            return written[::-1] if len(written) > 1 else written
+        files = plan_files(report, fmt)
+        if output_dir is None and not target.suffix and (len(files) > 1 or target.is_dir()):
+            output_dir = target  # a name without an extension: a directory, as it always was
+        if output_dir is not None:
             if target.exists() and not target.is_dir():
-                raise InaplannerError(f"{target}: csv output is a directory of tables, "
+                what = "tables" if fmt == "csv" else "files"
+                raise InaplannerError(f"{target}: {fmt} output is a directory of {what}, "
                                       "but a file of that name exists")
             target.mkdir(parents=True, exist_ok=True)
             written = []
-            for name, text in csv_tables(report).items():
-                atomic_write_text(target / name, text)
+            for name, data in files.items():
+                atomic_write_bytes(target / name, data)
                 written.append(target / name)
             return written
-        written = []
-        for p, path in _targets(report, target, SUFFIX[fmt]):
-            if fmt == "json":
-                atomic_write_text(path, dumps_pretty(plan_to_dict(p.plan)))
-            elif fmt == "svg":
-                atomic_write_text(path, plan_svg(report, p))
-            else:
-                from inaplanner.report.pdf import svg_to_png
-
-                atomic_write_bytes(path, svg_to_png(plan_svg(report, p)))
-            written.append(path)
-        return written
+        if target.suffix.lower() == ".zip":
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                for name, data in files.items():
+                    z.writestr(name, data)
+            atomic_write_bytes(target, buf.getvalue())
+            return [target]
+        if fmt == "csv" and target.suffix.lower() == ".csv":
+            atomic_write_bytes(target, files["links.csv"])
+            return [target]
+        if target.suffix:
+            if len(report.plans) > 1:
+                raise InaplannerError(
+                    f"{target}: {len(report.plans)} plans make {len(files)} {fmt} files: give "
+                    f"--output-dir DIR, or -o NAME.zip for one archive")
+            atomic_write_bytes(target, next(iter(files.values())))
+            return [target]
+        atomic_write_bytes(target, next(iter(files.values())))  # one file, named without extension
+        return [target]
     except OSError as exc:
         raise InaplannerError(f"{target}: cannot write the {fmt} report: "
                               f"{exc.strerror or exc}") from None

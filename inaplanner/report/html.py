@@ -9,14 +9,16 @@ references to resources the PDF writer rasterises, collapsible blocks become pla
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
 from inaplanner.report.colours import util_colour
 from inaplanner.report.data import PlanReport, Report
 from inaplanner.report.diff import PlanDiff
-from inaplanner.report.fmt import num, pct, signed
-from inaplanner.report.svg import bar_chart_svg, topology_svg
+from inaplanner.report.fmt import delta, num, pct, signed
+from inaplanner.report.svg import bar_chart_svg, grouped_topology_svg, topology_svg
+from inaplanner.views.groups import worth_grouping
 
 CSS = """
 body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;color:#1d2329;
@@ -116,6 +118,10 @@ class _Writer:
             self.comparison_section()
         for i, pr in enumerate(r.plans):
             self.plan_section(i, pr)
+        if r.routes == "appendix":
+            self.w(f'<h2 id="routes"{self.page_break()}>Appendix: routes</h2>')
+            for pr in r.plans:
+                self.routes(pr)
         self.w("</body></html>\n")
         return Rendered("\n".join(self.out), self.images)
 
@@ -131,103 +137,169 @@ class _Writer:
         prog = r.programmable_switches()
         if prog:
             self.w("<h3>Programmable switches</h3>")
-            self.table(["switch", "tier", "pipelines", "aggregation capacity (Gbps)", "aggregators",
-                        "target"],
-                       [[s.id, s.tier or "-", str(s.pipelines),
-                         "line rate" if s.aggregation_capacity is None else num(s.aggregation_capacity),
-                         "-" if s.aggregators is None else str(s.aggregators), s.target or "-"]
-                        for s in prog], numeric={2, 3, 4})
+            # one row per configuration: a datacenter has hundreds of identical switches
+            configs: dict[tuple, list[str]] = {}
+            for sw in prog:
+                key = (sw.tier or "-", sw.pipelines,
+                       "line rate" if sw.aggregation_capacity is None else num(sw.aggregation_capacity),
+                       "-" if sw.aggregators is None else str(sw.aggregators), sw.target or "-",
+                       getattr(sw, "max_fan_in", None) or 32)
+                configs.setdefault(key, []).append(sw.id)
+            rows = []
+            for (tier, pipes, capacity, aggs, target, fan_in), ids in configs.items():
+                names = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+                rows.append([str(len(ids)), names, tier, str(pipes), capacity, aggs, str(fan_in), target])
+            self.table(["count", "switches", "tier", "pipelines", "aggregation capacity (Gbps)",
+                        "aggregators", "max fan-in", "target"], rows, numeric={0, 3, 4, 5, 6})
 
     def comparison_section(self) -> None:
         r = self.r
         self.w('<h2 id="comparison">Comparison</h2>')
         jobs = [j.id for j in r.scenario.jobs]
-        head = ["plan", "planner", "status", "objective", "bound", "gap", "seconds", "feasible",
-                "max link util"] + [f"{j} (Gbps)" for j in jobs]
+        # short headers: a PDF page holds this table only when no header has to break
+        head = ["plan", "status", "objective", "bound", "gap", "s", "ok", "max util"] \
+            + [f"{j}" for j in jobs]
         rows = []
         for p in r.plans:
             ev = p.evaluation
-            rows.append([p.label, p.plan.planner.name, p.status, num(ev.objective),
-                         num(p.plan.bound), pct(p.gap), num(p.plan.planner.seconds, 4),
-                         "yes" if ev.feasible else "no", pct(p.max_utilisation)]
-                        + [num(ev.job_throughput.get(j, 0.0)) for j in jobs])
-        self.table(head, rows, numeric={3, 4, 5, 6, 8, *range(9, 9 + len(jobs))})
+            label = p.label if p.label == p.plan.planner.name else f"{p.label} ({p.plan.planner.name})"
+            rows.append([label, p.status, num(ev.objective, 4), num(p.plan.bound, 4), pct(p.gap),
+                         num(p.plan.planner.seconds, 3), "yes" if ev.feasible else "no",
+                         pct(p.max_utilisation)] + [num(ev.job_throughput.get(j, 0.0), 4) for j in jobs])
+        self.table(head, rows, numeric={2, 3, 4, 5, 7, *range(8, 8 + len(jobs))})
+        self.w('<p class="meta">objective and job throughput in Gbps; s: planner seconds; ok: '
+               "feasible by the evaluator; max util: the busiest link's load/capacity.</p>")
         labels = [p.label for p in r.plans]
-        chart = bar_chart_svg(labels, [("objective", [p.evaluation.objective for p in r.plans])],
-                              title="Objective per plan", unit="Gbps", width=680, height=260)
-        self.figure("chart-objective", chart, 680, "objective per plan")
-        if len(jobs) > 1:
+        w = 340 if self.qt else 520
+
+        def objective_chart() -> None:
+            chart = bar_chart_svg(labels, [("objective", [p.evaluation.objective for p in r.plans])],
+                                  title="Objective per plan", unit="Gbps", width=520, height=280)
+            self.figure("chart-objective", chart, w, "objective per plan")
+
+        def jobs_chart() -> None:
             series = [(j, [p.evaluation.job_throughput.get(j, 0.0) for p in r.plans]) for j in jobs]
             chart = bar_chart_svg(labels, series, title="Job throughput per plan", unit="Gbps",
-                                  width=680, height=280)
-            self.figure("chart-jobs", chart, 680, "job throughput per plan")
+                                  width=520, height=280)
+            self.figure("chart-jobs", chart, w, "job throughput per plan")
+
+        if len(jobs) > 1:
+            self.columns(objective_chart, jobs_chart)
+        else:
+            objective_chart()
+
+    def columns(self, *parts: Callable[[], None]) -> None:
+        """Blocks side by side (each a callable writing HTML): a page's width holds two narrow
+        tables, which would otherwise each take a page's height."""
+        cells = []
+        for part in parts:
+            mark = len(self.out)
+            part()
+            cells.append("\n".join(self.out[mark:]))
+            del self.out[mark:]
+        if self.qt:
+            width = 100 // max(1, len(cells))
+            self.w('<table width="100%" cellspacing="0" cellpadding="0" border="0"><tr>'
+                   + "".join(f'<td valign="top" width="{width}%">{c}</td>' for c in cells)
+                   + "</tr></table>")
+        else:
+            self.w('<div style="display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start">'
+                   + "".join(f"<div>{c}</div>" for c in cells) + "</div>")
 
     def plan_section(self, i: int, p: PlanReport) -> None:
         ev = p.evaluation
         info = p.plan.planner
         self.w(f'<h2 id="plan-{i + 1}"{self.page_break()}>Plan {i + 1}: {escape(p.label)}</h2>')
-        params = json.dumps(info.params, sort_keys=True) if info.params else "(defaults)"
-        self.kv([
-            ("planner", info.name),
-            ("parameters", params),
-            ("seed", "-" if info.seed is None else str(info.seed)),
-            ("solver", info.solver or "-"),
-            ("status", info.status),
-            ("seconds", num(info.seconds, 4)),
-            ("bound", num(p.plan.bound)),
-            ("gap to bound", pct(p.gap)),
-        ])
-        verdict = ('<span class="good">feasible</span>' if ev.feasible else
-                   '<span class="bad">invalid</span>' if not ev.valid else
-                   '<span class="bad">infeasible</span>')
-        self.w("<h3>Result</h3>")
-        self.kv([
-            ("objective", f"<b>{escape(num(ev.objective))}</b> Gbps ({escape(ev.objective_kind)})"),
-            ("verdict", verdict),
-            ("max link utilisation", escape(pct(p.max_utilisation))),
-            ("aggregates formed", escape(str(len(ev.aggregates)))),
-        ], raw=True)
-        for title, items in (("Errors", ev.errors), ("Capacity violations", [str(v) for v in ev.violations]),
+        params = "; ".join(f"{k} = {_param(v)}" for k, v in sorted(info.params.items())) \
+            if info.params else "(defaults)"
+
+        def planner() -> None:
+            self.w("<h3>Planner</h3>")
+            self.kv([
+                ("planner", info.name),
+                ("parameters", params),
+                ("seed", "-" if info.seed is None else str(info.seed)),
+                ("solver", info.solver or "-"),
+                ("status", info.status),
+                ("seconds", num(info.seconds, 4)),
+                ("bound", num(p.plan.bound)),
+                ("gap to bound", pct(p.gap)),
+            ])
+
+        def result() -> None:
+            verdict = ('<span class="good">feasible</span>' if ev.feasible else
+                       '<span class="bad">invalid</span>' if not ev.valid else
+                       '<span class="bad">infeasible</span>')
+            self.w("<h3>Result</h3>")
+            self.kv([
+                ("objective", f"<b>{escape(num(ev.objective))}</b> Gbps ({escape(ev.objective_kind)})"),
+                ("verdict", verdict),
+                ("max link utilisation", escape(pct(p.max_utilisation))),
+                ("aggregates formed", escape(str(len(ev.aggregates)))),
+            ], raw=True)
+            weights = {j.id: j.weight for j in self.r.scenario.jobs}
+            self.table(["job", "weight", "throughput (Gbps)", "weighted"],
+                       [[j, num(weights.get(j, 1.0)), num(t), num(weights.get(j, 1.0) * t)]
+                        for j, t in ev.job_throughput.items()], numeric={1, 2, 3})
+            self.table(["task (job/PS)", "rate per worker (Gbps)"],
+                       [[t["task"], num(t["rate"])] for t in p.task_rows()], numeric={1})
+
+        self.columns(planner, result)
+        for title, items in (("Errors", ev.errors), ("Violations", [str(v) for v in ev.violations]),
                              ("Warnings", ev.warnings)):
             if items:
                 self.w(f"<p><b>{escape(title)} ({len(items)}):</b></p><ul>"
-                       + "".join(f"<li>{escape(x)}</li>" for x in items[:50])
-                       + (f"<li>... {len(items) - 50} more</li>" if len(items) > 50 else "")
+                       + "".join(f"<li>{escape(x)}</li>" for x in items[:20])
+                       + (f"<li>... {len(items) - 20} more</li>" if len(items) > 20 else "")
                        + "</ul>")
-        self.w("<h3>Throughput</h3>")
-        weights = {j.id: j.weight for j in self.r.scenario.jobs}
-        self.table(["job", "weight", "throughput (Gbps)", "weighted"],
-                   [[j, num(weights.get(j, 1.0)), num(t), num(weights.get(j, 1.0) * t)]
-                    for j, t in ev.job_throughput.items()], numeric={1, 2, 3})
-        self.table(["task (job/PS)", "rate per worker (Gbps)"],
-                   [[t["task"], num(t["rate"])] for t in p.task_rows()], numeric={1})
         self.w("<h3>Topology and load</h3>")
         agg = {row["switch"]: (row["load"], row["capacity"]) for row in p.switch_rows()}
-        svg = topology_svg(self.r.scenario, ev.link_load, agg, width=900 if not self.qt else 820,
-                           max_height=700 if not self.qt else 560,
-                           caption=f"{p.label}: objective {num(ev.objective)} Gbps",
-                           standalone=self.qt)
+        caption = f"{p.label}: objective {num(ev.objective)} Gbps"
+        if worth_grouping(self.r.scenario):
+            svg = grouped_topology_svg(self.r.scenario, ev.link_load, width=900 if not self.qt else 820,
+                                       caption=caption, standalone=self.qt)
+        else:
+            svg = topology_svg(self.r.scenario, ev.link_load, agg, width=900 if not self.qt else 820,
+                               max_height=700 if not self.qt else 560, caption=caption,
+                               standalone=self.qt)
         self.figure(f"topology-{i + 1}", svg, 680 if self.qt else 900, f"topology of {p.label}")
-        self.w(f'<h3{self.page_break()}>Ten most loaded links</h3>')
-        self.table(["link", "load (Gbps)", "capacity (Gbps)", "utilisation", "flows"],
-                   [[self.swatch(row["utilisation"]) + escape(row["link"]), escape(num(row["load"])),
-                     escape(num(row["capacity"])), escape(pct(row["utilisation"])), str(row["flows"])]
-                    for row in p.top_links()], numeric={1, 2, 3, 4}, raw=True)
-        rows = p.switch_rows()
-        self.w("<h3>Aggregation per switch</h3>")
-        if rows:
-            self.table(["switch", "aggregation load (Gbps)", "capacity (Gbps)", "utilisation",
-                        "aggregates", "pipelines used"],
+
+        def links() -> None:
+            self.w("<h3>Ten most loaded links</h3>")
+            self.table(["link", "load", "capacity", "util", "flows"],
+                       [[self.swatch(row["utilisation"]) + escape(row["link"]), escape(num(row["load"])),
+                         escape(num(row["capacity"])), escape(pct(row["utilisation"])),
+                         str(row["flows"])] for row in p.top_links()], numeric={1, 2, 3, 4}, raw=True)
+
+        def switches() -> None:
+            rows = sorted(p.switch_rows(), key=lambda row: (-row["load"], row["switch"]))
+            more = max(0, len(rows) - TOP_SWITCHES)
+            rows = rows[:TOP_SWITCHES]
+            self.w("<h3>Aggregation per switch" + (f" (the {TOP_SWITCHES} busiest of "
+                                                    f"{TOP_SWITCHES + more})" if more else "") + "</h3>")
+            if not rows:
+                self.w("<p>No programmable switch.</p>")
+                return
+            self.table(["switch", "load", "capacity", "util", "aggr.", "fan-in", "pipelines"],
                        [[row["switch"], num(row["load"]),
-                         "line rate" if row["capacity"] is None else num(row["capacity"]),
+                         "line" if row["capacity"] is None else num(row["capacity"]),
                          "-" if not row["capacity"] else pct(row["load"] / row["capacity"]),
                          str(row["aggregates"]),
-                         (", ".join(str(x) for x in row["pipelines_used"]) or "none")
+                         f"{row.get('fan_in_used', '-')}/{row.get('max_fan_in', '-')}",
+                         (",".join(str(x) for x in row["pipelines_used"]) or "none")
                          + f" of {row['pipelines']}"] for row in rows],
-                       numeric={1, 2, 3, 4})
-        else:
-            self.w("<p>No programmable switch.</p>")
-        self.routes(p)
+                       numeric={1, 2, 3, 4, 5})
+
+        self.columns(links, switches)
+        self.w('<p class="meta">Loads in Gbps; util: load/capacity; line: aggregation at line rate; fan-in: most flows merged into '
+               "one aggregate there / the switch's max_fan_in.</p>")
+        n_routes = sum(len(tp.routes) for tp in p.plan.tasks)
+        if self.r.routes == "csv":
+            self.w(f"<p>Routes of the {n_routes} workers: in <code>{escape(self.r.routes_file)}</code>"
+                   " (one row per worker: task, path, merges).</p>")
+        elif self.r.routes == "none":
+            self.w(f"<p>Routes of the {n_routes} workers: not included (<code>--routes appendix</code>"
+                   " or <code>--routes csv</code> adds them).</p>")
         if i > 0 and i - 1 < len(self.r.diffs):
             self.diff_section(self.r.diffs[i - 1])
 
@@ -239,7 +311,7 @@ class _Writer:
 
     def routes(self, p: PlanReport) -> None:
         rows = p.route_rows()
-        self.w(f"<h3>Routes ({len(rows)} workers)</h3>")
+        self.w(f"<h3>Routes of {escape(p.label)} ({len(rows)} workers)</h3>")
         by_task: dict[str, list[dict]] = {}
         for row in rows:
             by_task.setdefault(row["task"], []).append(row)
@@ -262,31 +334,61 @@ class _Writer:
             self.w("<p>Same routes, merges, rates and link loads.</p>")
             self.close_fold()
             return
-        self.kv([
-            ("objective", f"{num(d.objective_a)} → {num(d.objective_b)} "
-                          f"({signed(d.objective_b - d.objective_a)})"),
-            ("tasks added / removed", f"{len(d.tasks_added)} / {len(d.tasks_removed)}"),
-            ("rate changes", str(len(d.rate_changes))),
-            ("routes moved", str(len(d.routes_moved))),
-            ("merges changed", str(len(d.merges_changed))),
-            ("directed links with another load", str(len(d.link_deltas))),
-        ])
-        if d.rate_changes:
-            self.table(["task", f"rate {d.label_a}", f"rate {d.label_b}", "change"],
-                       [[c.task, num(c.rate_a), num(c.rate_b), signed(c.delta)]
-                        for c in d.rate_changes], numeric={1, 2, 3})
+        def summary() -> None:
+            self.kv([
+                ("objective", f"{num(d.objective_a)} → {num(d.objective_b)} "
+                              f"({delta(d.objective_a, d.objective_b)})"),
+                ("tasks added / removed", f"{len(d.tasks_added)} / {len(d.tasks_removed)}"),
+                ("rate changes", str(len(d.rate_changes))),
+                ("routes moved", str(len(d.routes_moved))),
+                ("merges changed", str(len(d.merges_changed))),
+                ("directed links with another load", str(len(d.link_deltas))),
+            ])
+            if d.rate_changes:
+                self.table(["task", f"rate {d.label_a}", f"rate {d.label_b}", "change"],
+                           [[c.task, num(c.rate_a), num(c.rate_b), signed(c.delta)]
+                            for c in d.rate_changes], numeric={1, 2, 3})
+
+        def loads() -> None:
+            if not d.link_deltas:
+                return
+            shown = d.link_deltas[:TOP_LINK_DELTAS]
+            self.w(f"<h3>Largest load changes ({len(shown)} of {len(d.link_deltas)} links)</h3>")
+            self.table(["link", f"load {d.label_a}", f"load {d.label_b}", "change", "capacity"],
+                       [[x.link, num(x.load_a), num(x.load_b), signed(x.delta), num(x.capacity)]
+                        for x in shown], numeric={1, 2, 3, 4})
+
+        self.columns(summary, loads)
         changes = d.routes_moved + d.merges_changed
         if changes:
+            # the moved routes of a datacenter are hundreds: a sample here, all in `inaplanner diff`
+            limit = TOP_ROUTE_CHANGES if self.r.routes != "appendix" or self.qt else 200
+            self.w(f"<h3>Routes moved or merged elsewhere ({min(limit, len(changes))} of "
+                   f"{len(changes)}; all with <code>inaplanner diff</code>)</h3>")
             self.table(["task", "worker", "change", f"route in {d.label_a}", f"route in {d.label_b}"],
                        [[escape(c.task), escape(c.worker), escape(c.kind),
                          self.path_html(list(c.path_a), list(c.merges_a)) or "-",
                          self.path_html(list(c.path_b), list(c.merges_b)) or "-"]
-                        for c in changes[:200]], raw=True)
-        if d.link_deltas:
-            self.table(["link", f"load {d.label_a}", f"load {d.label_b}", "change", "capacity"],
-                       [[x.link, num(x.load_a), num(x.load_b), signed(x.delta), num(x.capacity)]
-                        for x in d.link_deltas[:20]], numeric={1, 2, 3, 4})
+                        for c in changes[:limit]], raw=True)
         self.close_fold()
+
+
+TOP_SWITCHES = 10
+TOP_LINK_DELTAS = 5
+TOP_ROUTE_CHANGES = 5
+
+
+def _param(value: object) -> str:
+    """A planner parameter as a reader wants it: numbers through the one formatter."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if isinstance(value, bool) else "-"
+    if isinstance(value, int | float):
+        return num(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(_param(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
 
 
 def render_html(report: Report, target: str = "browser") -> Rendered:

@@ -305,3 +305,104 @@ def bar_chart_svg(categories: list[str], series: list[tuple[str, list[float]]], 
             svg.text(lx + 16, ly, name, size=10, anchor="start")
             lx += 28 + text_width(name, 10)
     return svg.to_string(standalone)
+
+
+# ---------------------------------------------------------------------------------------------
+# the topology at pod level (large networks)
+
+
+def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width: float = 900.0,
+                         caption: str = "", standalone: bool = False) -> str:
+    """The network at pod level (:mod:`inaplanner.views.groups`): planes/spines on top, pods or
+    racks below, each a box named and counted (switches, hosts, workers, PSs); links between
+    groups as bundles coloured by their worst link's load/capacity and, where there is room,
+    labelled with max / mean. A box's border takes the colour of the worst link inside it."""
+    from inaplanner.views.groups import bundles, group_network, inner_util, roles
+
+    grouping = group_network(sc)
+    cap = np.array([lk.capacity for lk in sc.links], dtype=float)
+    util = None
+    if loads is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(cap[:, None] > 0, np.asarray(loads) / np.where(cap[:, None] > 0, cap[:, None], 1.0),
+                            np.where(np.asarray(loads) > 0, np.inf, 0.0))
+    bds = bundles(sc, grouping, util)
+    inner = inner_util(sc, grouping, util) if util is not None else {}
+    who = roles(sc, grouping)
+    tiers = sorted({g.tier for g in grouping.groups}, reverse=True)
+    rows = [[g for g in grouping.groups if g.tier == t] for t in tiers]
+    margin, row_gap, box_h = 14.0, 110.0, 46.0
+    legend = _legend_items(loads is not None)
+    legend_h = 30.0 if sum(_legend_width(i) for i in legend) < width - 20 else 48.0
+    top_pad = 24.0 if caption else 8.0
+    height = top_pad + len(rows) * box_h + (len(rows) - 1) * row_gap + legend_h + 2 * margin
+    svg = Svg(width, height)
+    svg.rect(0, 0, width, height, fill="#ffffff")
+    centre: dict[str, tuple[float, float, float]] = {}  # group -> (x, y_top, box width)
+    for ri, row in enumerate(rows):
+        n = max(1, len(row))
+        slot = (width - 2 * margin) / n
+        bw = max(6.0, min(130.0, slot - 8.0))
+        y = top_pad + margin + ri * (box_h + row_gap)
+        for gi, g in enumerate(row):
+            x = margin + slot * gi + slot / 2
+            centre[g.id] = (x, y, bw)
+    # bundles first, under the boxes
+    show_labels = len(bds) <= 48
+    for bd in bds:
+        xa, ya, _ = centre[bd.a]
+        xb, yb, _ = centre[bd.b]
+        if ya > yb:
+            xa, ya, xb, yb = xb, yb, xa, ya
+        y1, y2 = ya + box_h, yb
+        colour = "#8a94a3" if util is None else util_colour(bd.max_util)
+        w = 1.0 + 1.5 * math.log2(1 + len(bd.links))
+        title = f"{bd.a} - {bd.b}: {len(bd.links)} links, {num(bd.capacity)} Gbps"
+        if util is not None:
+            title += f"; load/capacity max {pct(bd.max_util)}, mean {pct(bd.mean_util)}"
+        svg.line(xa, y1, xb, y2, colour, w, title=title, opacity=0.85)
+        if show_labels and util is not None and (ya != yb):
+            t = 0.72  # near the lower box: labels of a fan do not pile up at the top
+            svg.text(xa + (xb - xa) * t, y1 + (y2 - y1) * t - 3, bd.label.replace("max ", "")
+                     .replace("mean ", ""), size=8.0, fill="#37474f")
+    for g in grouping.groups:
+        x, y, bw = centre[g.id]
+        border = "#607d8b" if util is None else util_colour(inner.get(g.id, 0.0))
+        prog = any(getattr(sc.node(s), "programmable", False) for s in g.switches)
+        fill = "#d6e6fa" if prog else "#eceff1"
+        w_, ps = who.get(g.id, (0, 0))
+        parts = [f"{len(g.switches)} switches", f"{g.hosts} hosts"]
+        if w_ or ps:
+            parts.append(f"{w_} workers, {ps} PS")
+        title = f"{g.id}: " + ", ".join(parts) + (f"; worst link inside {pct(inner[g.id])}"
+                                                    if g.id in inner else "")
+        svg.rect(x - bw / 2, y, bw, box_h, fill, border, 2.0 if prog else 1.2, rx=4.0, title=title)
+        name = g.id if text_width(g.id, 11) <= bw - 4 else g.id.split()[-1]
+        if text_width(name, 10) <= bw - 2:
+            svg.text(x, y + 15, name, size=11 if name == g.id else 10, weight="bold")
+        line2 = f"{g.hosts}h" + (f" {w_}W" if w_ else "") + (f" {ps}PS" if ps else "")
+        if g.hosts and text_width(line2, 9) <= bw - 2:
+            svg.text(x, y + 29, line2, size=9, fill="#37474f")
+        if len(g.switches) > 1 and text_width(f"{len(g.switches)} sw", 9) <= bw - 2:
+            svg.text(x, y + 41, f"{len(g.switches)} sw", size=9, fill="#607d8b")
+    ly = height - legend_h + 10
+    lx = 10.0
+    for item in legend:
+        kind, colour, label = item
+        w_item = _legend_width(item)
+        if lx > 10.0 and lx + w_item > width - 10:
+            lx, ly = 10.0, ly + 18
+        if kind == "line":
+            svg.line(lx, ly, lx + 18, ly, colour, 4.0)
+        elif kind in ("prog", "switch"):
+            fill, stroke, sw = ("#d6e6fa", "#1f5fa8", 2.0) if kind == "prog" else ("#eceff1", "#607d8b", 1.0)
+            svg.rect(lx + 1, ly - 6, 16, 12, fill, stroke, sw, rx=2)
+        elif kind in ("ps", "host"):
+            svg.circle(lx + 8, ly, 6, "#fff0d9" if kind == "ps" else "#ffffff", "#455a64")
+        svg.text(lx + (22 if kind != "text" else 0), ly + 4, label, size=10, anchor="start")
+        lx += w_item
+    what = {"fat-tree": "pods and core planes", "leaf-spine": "racks (a leaf and its hosts) and spines",
+            "flat": "every node"}[grouping.kind]
+    head = (caption + " · " if caption else "") + f"at pod level: {what}; h hosts, W workers, PS parameter servers"
+    svg.text(10, 16, head, size=11, anchor="start", fill="#444")
+    return svg.to_string(standalone)

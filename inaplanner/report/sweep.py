@@ -11,8 +11,8 @@ from typing import Any
 from inaplanner.report.html import CSS
 from inaplanner.report.svg import PALETTE, Svg, nice_step
 from inaplanner.sweeps.engine import summarise
+from inaplanner.sweeps.view import distribution
 from inaplanner.views.fmt import num, pct
-from inaplanner.views.sweep import distribution
 
 
 def distribution_svg(rows: list[dict[str, Any]], width: float = 720.0, height: float = 320.0) -> str:

@@ -43,3 +43,38 @@ def test_deviation_from_plan():
     assert deviation_share(1.5, 2.0) == -0.25
     assert math.isinf(deviation_share(0.5, 0.0))
     assert deviation_share(0.0, 0.0) == 0.0
+
+
+def test_a_link_carrying_its_plan_is_no_alert_and_the_largest_departure_ranks_first():
+    """The issue's case: a plan fills most links to 100 % by design; one link runs at +48 % over
+    its plan. Only departures from the plan alert, the +48 % link first, before links that are
+    further off in share of their (small) plan but not in share of the link."""
+    from inaplanner.monitor.alerts import ranked
+    from inaplanner.monitor.recording import LinkInfo
+    from inaplanner.monitor.table import render_table
+
+    n = 60
+    cap = np.full(n, 100.0)
+    planned = np.zeros((n, 2))
+    planned[:57, 0] = 100.0  # full by design
+    planned[57, 0] = 50.0  # the link that will run hot: 74 observed = +48 %
+    planned[58, 0] = 5.0  # 8 observed = +60 % of plan but only +3 % of the link
+    planned[59, 0] = 30.0  # 20 observed: -33 % of plan, -10 % of the link
+    names = {(i, 0): f"L{i}->X" for i in range(n)}
+    rates = {(i, 0): 100.0 * (1 + (0.01 if i % 2 else -0.01)) for i in range(57)}
+    rates[(57, 0)] = 74.0
+    rates[(58, 0)] = 8.0
+    rates[(59, 0)] = 20.0
+    tr = AlertTracker(AlertRule(threshold=0.9, deviation=0.2, hold_s=0.0), cap, planned, names)
+    tr.update(Snapshot(0.0, 0.0, rates))
+    alerts = ranked(list(tr.active.values()))
+    assert [a.link for a in alerts] == ["L57->X", "L59->X", "L58->X"]
+    assert all(a.kind == DEVIATION for a in alerts)  # no "hot" alert on a link full by plan
+    assert alerts[0].severity == 0.24 and "+48%" in alerts[0].text()
+    links = {k: LinkInfo(v.split("->")[0], "X", 100.0) for k, v in names.items()}
+    text = render_table(Snapshot(0.0, 0.0, rates), links, planned, 5, list(tr.active.values()))
+    assert text.splitlines()[-3].startswith("ALERT deviation: L57->X")
+    # without a plan, a full link is news
+    tr2 = AlertTracker(AlertRule(threshold=0.9, deviation=0.2, hold_s=0.0), cap, None, names)
+    tr2.update(Snapshot(0.0, 0.0, rates))
+    assert len(tr2.active) == 57 and all(a.kind == HOT for a in tr2.active.values())

@@ -110,7 +110,7 @@ def test_single_plan_report_is_wellformed_self_contained_and_has_the_figures(gri
     for row in ev.switch_rows():
         cap = row["capacity"]
         assert [row["switch"], num(row["load"]), num(cap), pct(row["load"] / cap),
-                str(row["aggregates"]), "0 of 1"] in rows
+                str(row["aggregates"]), f"{row['fan_in_used']}/{row['max_fan_in']}", "0 of 1"] in rows
     for r in gplan.tasks[0].routes:
         assert [r.worker, " → ".join(r.path), ", ".join(r.merge_at), str(len(r.path) - 1)] in rows
     # the drawing's tooltips carry each directed link's load / capacity
@@ -130,8 +130,8 @@ def test_several_plans_add_comparison_chart_and_diff(grid, gplan, splan, two_job
     text = text_of(p)
     assert "Comparison" in text and "Objective per plan" in text
     ev_s = evaluate(grid, splan)
-    assert ["shortest", "shortest", "heuristic", num(ev_s.objective), "-", "-", "0", "yes",
-            pct(float(ev_s.link_utilisation.max())), num(ev_s.objective)] in p.rows
+    assert ["shortest", "heuristic", num(ev_s.objective, 4), "-", "-", "0", "yes",
+            pct(float(ev_s.link_utilisation.max())), num(ev_s.objective, 4)] in p.rows
     assert "Differences from grid" in text
     assert ["routes moved", "1"] in p.rows and ["merges changed", "7"] in p.rows
     # two inline drawings (one per plan) plus the objective chart
