@@ -45,10 +45,19 @@ def format_from_path(path: str | os.PathLike[str]) -> str | None:
 
 
 def plan_svg(report: Report, p: PlanReport) -> str:
-    """The standalone SVG of the topology with ``p``'s load overlay."""
+    """The standalone SVG of the topology with ``p``'s load overlay (at pod level when the
+    network is too large to draw node by node)."""
+    from inaplanner.report.fmt import num
+    from inaplanner.report.svg import grouped_topology_svg
+    from inaplanner.views.groups import worth_grouping
+
+    caption = f"{p.label}: objective {num(p.evaluation.objective)} Gbps"
+    if worth_grouping(report.scenario):  # a datacenter: pods and planes, named and legible
+        return grouped_topology_svg(report.scenario, p.evaluation.link_load, width=1000,
+                                    standalone=True, caption=caption)
     agg = {row["switch"]: (row["load"], row["capacity"]) for row in p.switch_rows()}
     return topology_svg(report.scenario, p.evaluation.link_load, agg, width=1000, standalone=True,
-                        caption=f"{p.label}: objective {p.evaluation.objective:.6g} Gbps")
+                        caption=caption)
 
 
 def csv_text(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:

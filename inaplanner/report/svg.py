@@ -347,8 +347,15 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
         for gi, g in enumerate(row):
             x = margin + slot * gi + slot / 2
             centre[g.id] = (x, y, bw)
-    # bundles first, under the boxes
-    show_labels = len(bds) <= 48
+    # bundles first, under the boxes; labels only where they fit (the worst bundles first), never
+    # on top of another label
+    placed: list[tuple[float, float, float, float]] = []
+
+    def free(box: tuple[float, float, float, float]) -> bool:
+        x0, y0, x1, y1 = box
+        return all(x1 < a0 - 2 or x0 > a1 + 2 or y1 < b0 - 1 or y0 > b1 + 1 for a0, b0, a1, b1 in placed)
+
+    lines = []
     for bd in bds:
         xa, ya, _ = centre[bd.a]
         xb, yb, _ = centre[bd.b]
@@ -361,10 +368,21 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
         if util is not None:
             title += f"; load/capacity max {pct(bd.max_util)}, mean {pct(bd.mean_util)}"
         svg.line(xa, y1, xb, y2, colour, w, title=title, opacity=0.85)
-        if show_labels and util is not None and (ya != yb):
-            t = 0.72  # near the lower box: labels of a fan do not pile up at the top
-            svg.text(xa + (xb - xa) * t, y1 + (y2 - y1) * t - 3, bd.label.replace("max ", "")
-                     .replace("mean ", ""), size=8.0, fill="#37474f")
+        lines.append((bd, xa, y1, xb, y2))
+    if util is not None:
+        for bd, xa, y1, xb, y2 in sorted(lines, key=lambda t: -t[0].max_util):
+            if y1 == y2 + box_h or bd.max_util <= 0:  # an idle bundle says it by its grey
+                continue
+            text = bd.label.replace("max ", "").replace("mean ", "")
+            tw = text_width(text, 8.0)
+            for t in (0.75, 0.6, 0.45, 0.3, 0.85):
+                cx, cy = xa + (xb - xa) * t, y1 + (y2 - y1) * t
+                box = (cx - tw / 2, cy - 10, cx + tw / 2, cy)
+                if free(box):
+                    placed.append(box)
+                    svg.rect(box[0] - 1, box[1], tw + 2, 11, "#ffffff")
+                    svg.text(cx, cy - 2, text, size=8.0, fill="#37474f")
+                    break
     for g in grouping.groups:
         x, y, bw = centre[g.id]
         border = "#607d8b" if util is None else util_colour(inner.get(g.id, 0.0))
