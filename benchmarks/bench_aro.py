@@ -30,7 +30,8 @@ from collections import Counter
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Scenario
 from inaplanner.planners import get, run_planner
-from inaplanner.topologies import leaf_spine, mark_programmable, place_jobs
+from inaplanner.planners.solver import new_variable
+from inaplanner.topologies import leaf_spine, mark_programmable, place_jobs, set_max_fan_in
 
 SETTINGS = ["SJST", "SJMT-2", "SJMT-3", "SJMT-4", "MJMT-2", "MJMT-3", "MJMT-4", "L3", "L4", "L5"]
 
@@ -53,8 +54,19 @@ def build(setting: str, seed: int) -> Scenario:
     ps_leaves = [f"L{i + 1}" for i in range(jobs * tasks)]
     mark_programmable(sc, share, tiers=None, seed=seed, pipelines=4, include=ps_leaves)
     place_jobs(sc, jobs, tasks, workers, seed=seed)
+    apply_fan_in(sc)
     sc.name = f"{setting} seed {seed}"
     return sc
+
+
+#: max_fan_in on the programmable switches (CONTRACTS.md rule 5) for the run in progress; set by
+#: ``--fan-in``. The paper has no fan-in limit (SJST merges up to 48 flows at the PS's leaf): 1024
+#: reproduces it; 32 is the bundled data-plane programs' bitmap.
+FAN_IN: int | None = 1024
+
+
+def apply_fan_in(sc: Scenario) -> None:
+    set_max_fan_in(sc, FAN_IN)
 
 
 def run(settings: list[str], planners: list[str], seeds: int, time_limit: float) -> None:
@@ -134,7 +146,7 @@ def build_speed(setting: str = "L5") -> None:
     h.passModel(lp)
     t2 = time.perf_counter()
     prob = pulp.LpProblem("same", pulp.LpMinimize)
-    xs = [pulp.LpVariable(f"c{i}", m.lb[i], m.ub[i], pulp.LpInteger if m.integer[i] else pulp.LpContinuous)
+    xs = [new_variable(prob, f"c{i}", m.lb[i], m.ub[i], pulp.LpInteger if m.integer[i] else pulp.LpContinuous)
           for i in range(m.n_cols)]
     for r in range(m.n_rows):
         a, b = m.row_start[r], m.row_start[r + 1]
@@ -161,15 +173,23 @@ def build_speed(setting: str = "L5") -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--settings", default=",".join(SETTINGS))
-    ap.add_argument("--planners", default="aro,aro-acc,random,aggtree")
+    ap.add_argument("--planners", default="aro,aro-acc,random,aggtree,grid,grid-aro-eval")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--build", action="store_true", help="only time model building (PuLP vs direct)")
+    ap.add_argument("--fan-in", default="1024,32",
+                    help="max_fan_in values of the programmable switches, one set of tables each "
+                         "(default 1024, the paper's unlimited aggregation, then 32, the bundled "
+                         "programs' bitmap)")
     args = ap.parse_args()
     if args.build:
         build_speed()
         return
-    run(args.settings.split(","), args.planners.split(","), args.seeds, args.time_limit)
+    global FAN_IN
+    for fan_in in (int(x) for x in args.fan_in.split(",")):
+        FAN_IN = fan_in
+        print(f"=== max_fan_in {fan_in} on every programmable switch ===", flush=True)
+        run(args.settings.split(","), args.planners.split(","), args.seeds, args.time_limit)
 
 
 if __name__ == "__main__":

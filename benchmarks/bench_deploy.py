@@ -3,7 +3,9 @@
 1. Entries per second installed by batched WriteRequests, per batch size, and read back.
 2. Time to deploy a plan on a k=8 fat-tree (80 switches, 128 hosts) onto 80 emulated switches:
    entity generation, then the full deploy (pipeline, diff, write, read back, verify), then a
-   redeploy of the same plan (nothing to write) and a dry run.
+   redeploy of the same plan (nothing to write) and a dry run; then, on fresh switches, the first
+   deploy with one switch at a time and the first deploy without the deploy journal (what the
+   journal that makes a killed deployment recoverable costs).
 
 Run: ``/tmp/venv/bin/python benchmarks/bench_deploy.py [--entries N] [--k K]``.
 """
@@ -120,15 +122,16 @@ def bench_fat_tree(k: int) -> None:
             n = sum(len(v if isinstance(v, list) else getattr(v, "entities", []))
                     for v in spec.switches.values())
             print(f"  entity generation: {gen:.3f} s ({n} entities on {len(spec.switches)} switches)")
-            for label, opts in (("first deploy", DeployOptions()),
-                                ("redeploy, same plan", DeployOptions()),
-                                ("dry run", DeployOptions(dry_run=True)),
-                                ("first deploy, --parallel 1", None)):
-                if opts is None:
+            for label, opts, fresh in (
+                    ("first deploy", DeployOptions(), False),
+                    ("redeploy, same plan", DeployOptions(), False),
+                    ("dry run", DeployOptions(dry_run=True), False),
+                    ("first deploy, --parallel 1", DeployOptions(parallel=1), True),
+                    ("first deploy, no journal", DeployOptions(journal_path=False), True)):
+                if fresh:
                     tb.stop()
                     tb = start_emulated_testbed(sc, Path(tmp) / "testbed.toml",
                                                 switch_ids=[s.id for s in sc.switches()])
-                    opts = DeployOptions(parallel=1)
                 t0 = time.perf_counter()
                 report = deploy(sc, plan, tb.inventory, opts)
                 dt = time.perf_counter() - t0

@@ -31,7 +31,7 @@ import time
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Host, Job, Link, Scenario
 from inaplanner.planners import get, run_planner
-from inaplanner.topologies import fat_tree, leaf_spine, mark_programmable
+from inaplanner.topologies import fat_tree, leaf_spine, mark_programmable, set_max_fan_in
 
 
 def _extra_hosts(sc: Scenario, per_edge: int) -> None:
@@ -69,6 +69,7 @@ def grid_scenario(topo: str, scen: str, workers: int, seed: int) -> Scenario:
     sc.jobs = [Job("job0", sorted(hosts[1: workers + 1], key=lambda h: int(h[1:])), [hosts[0]])]
     sc.touch()
     sc.validate()
+    apply_fan_in(sc)
     return sc
 
 
@@ -90,7 +91,18 @@ def inart_scenario(hetero: bool, workers: int, seed: int) -> Scenario:
     sc.jobs = [Job("job0", sorted(rest[:workers], key=lambda h: int(h[1:])), sorted(pss))]
     sc.touch()
     sc.validate()
+    apply_fan_in(sc)
     return sc
+
+
+#: max_fan_in on the programmable switches (CONTRACTS.md rule 5) for the run in progress; set by
+#: ``--fan-in``. The papers assume no fan-in limit: 1024 reproduces them; 32 is the bundled
+#: data-plane programs' bitmap, to show what the limit costs.
+FAN_IN: int | None = 1024
+
+
+def apply_fan_in(sc: Scenario) -> None:
+    set_max_fan_in(sc, FAN_IN)
 
 
 def run(name: str, sc: Scenario, params: dict | None = None) -> tuple[float, float, float | None]:
@@ -176,12 +188,20 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="one worker count per setting")
     ap.add_argument("--only", choices=("grid", "inart"), default=None)
+    ap.add_argument("--fan-in", default="1024,32",
+                    help="max_fan_in values of the programmable switches, one set of tables each "
+                         "(default 1024, the papers' unlimited aggregation, then 32, the bundled "
+                         "programs' bitmap)")
     args = ap.parse_args()
     start = time.perf_counter()
-    if args.only in (None, "grid"):
-        bench_grid(args.seeds, [40] if args.quick else [40, 70, 100])
-    if args.only in (None, "inart"):
-        bench_inart(args.seeds, [50] if args.quick else [10, 30, 50])
+    global FAN_IN
+    for fan_in in (int(x) for x in args.fan_in.split(",")):
+        FAN_IN = fan_in
+        print(f"=== max_fan_in {fan_in} on every programmable switch ===", flush=True)
+        if args.only in (None, "grid"):
+            bench_grid(args.seeds, [40] if args.quick else [40, 70, 100])
+        if args.only in (None, "inart"):
+            bench_inart(args.seeds, [50] if args.quick else [10, 30, 50])
     print(f"total {time.perf_counter() - start:.1f} s")
 
 

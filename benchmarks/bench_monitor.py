@@ -7,7 +7,13 @@
    loads; the time of one poll of all switches (median of 10) and the deviation of the observed
    rates from the plan.
 
-Run: ``/tmp/venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10]``.
+3. ``--memory SECONDS``: what ``inaplanner monitor`` does for that long on the k=8 fat-tree (80
+   emulated switches in a child process): the background poller at ``--interval``, the alert
+   tracker and the table rendered for every snapshot; the resident set size (RSS) of this process
+   sampled every 10 s after a 30 s warm-up, with the least-squares slope in MB/min
+   (``--history`` sets the poller's snapshot history, to compare with the old 3,600).
+
+Run: ``.venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10] [--memory 180]``.
 """
 
 from __future__ import annotations
@@ -134,14 +140,101 @@ def bench_poll(k: int, polls: int, tmp: Path, interval: float) -> None:
         proc.join(20)
 
 
+def _rss_mb(pid: int | str = "self") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, MB) points, in MB per minute."""
+    n = len(points)
+    if n < 2:
+        return float("nan")
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    return 60.0 * sum((t - mt) * (v - mv) for t, v in points) / var if var else float("nan")
+
+
+def bench_memory(k: int, seconds: float, tmp: Path, interval: float, history: int) -> None:
+    """The CLI monitor's work in this process, against emulators in a child process."""
+    import queue
+
+    import numpy as np
+
+    from inaplanner.monitor.alerts import AlertRule, AlertTracker
+    from inaplanner.monitor.series import planned_loads
+    from inaplanner.monitor.table import render_table
+    from inaplanner.testbed.inventory import load_inventory
+
+    sc = scenario(k)
+    plan = run_planner(get("atp"), sc)
+    planned = planned_loads(sc, plan)
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve, args=(k, str(tmp), child), daemon=True)
+    proc.start()
+    try:
+        state, info = parent.recv()
+        if state != "ready":
+            print(info)
+            return
+        inventory = load_inventory(tmp / f"tb{k}.toml")
+        poller = Poller(sc, inventory, interval=interval, history=history)
+        links = poller.link_infos()
+        tracker = AlertTracker(AlertRule(), np.array([lk.capacity for lk in sc.links]), planned,
+                               {key: v.name for key, v in links.items()})
+        snaps: queue.Queue = queue.Queue()
+        poller.add_listener(snaps.put)
+        t0 = time.monotonic()
+        samples: list[tuple[float, float]] = []
+        polls = 0
+        next_sample = t0 + 30.0
+        poller.start()
+        try:
+            while time.monotonic() - t0 < seconds:
+                try:
+                    snap = snaps.get(timeout=0.25)
+                except queue.Empty:
+                    snap = None
+                if snap is not None:
+                    polls += 1
+                    tracker.update(snap)
+                    render_table(snap, links, planned, 10, list(tracker.active.values()))
+                if time.monotonic() >= next_sample:
+                    samples.append((time.monotonic() - t0, _rss_mb()))
+                    next_sample += 10.0
+        finally:
+            poller.stop()
+        child_rss = _rss_mb(proc.pid)
+        print(f"== monitor memory: k={k} fat-tree, {len(inventory.switches)} emulated switches, "
+              f"poll every {interval:g} s for {seconds:.0f} s, history {history} ==")
+        print(f"  polls: {polls}; RSS of the monitor: {samples[0][1]:.1f} MB at "
+              f"{samples[0][0]:.0f} s, {samples[-1][1]:.1f} MB at {samples[-1][0]:.0f} s; "
+              f"slope {_slope(samples):+.2f} MB/min over {len(samples)} samples")
+        print("  RSS samples (s, MB): " + ", ".join(f"{t:.0f}:{v:.1f}" for t, v in samples))
+        print(f"  RSS of the emulator process at the end: {child_rss:.1f} MB")
+    finally:
+        parent.send("stop")
+        proc.join(20)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--polls", type=int, default=10)
     ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--memory", type=float, metavar="SECONDS",
+                    help="only the memory run of the monitor, this long")
+    ap.add_argument("--history", type=int, default=30, help="with --memory: poller history")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if args.memory:
+            bench_memory(args.k, args.memory, tmp, args.interval, args.history)
+            return
         bench_report(args.k, tmp)
         for k in sorted({4, args.k}):
             bench_poll(k, args.polls, tmp, args.interval)

@@ -26,13 +26,15 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
 from inaplanner.errors import Cancelled
 
-__all__ = ["CancelToken", "Progress", "ProgressEvent", "as_progress"]
+__all__ = ["CancelToken", "Progress", "ProgressEvent", "as_progress", "current_progress"]
 
 
 class CancelToken:
@@ -106,7 +108,7 @@ class Progress:
             _parent.token if _parent is not None else CancelToken())
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
-        self._start = time.monotonic() if _parent is None else _parent._start
+        self._start: float = time.monotonic() if _parent is None else _parent._start
         self.last = ProgressEvent()
 
     # ----------------------------------------------------------------- the work's side
@@ -114,14 +116,15 @@ class Progress:
                phase: str | None = None, incumbent: float | None = None,
                bound: float | None = None, node: str | None = None,
                state: str | None = None) -> None:
-        """Report; omitted fields keep their last value (``node``/``state`` are per call)."""
+        """Report; omitted fields keep their last value. An event of one item of parallel work
+        (``node`` given) carries only what its call gives and does not change the overall state."""
         if self._parent is not None:
             mapped = None if fraction is None else self._lo + (self._hi - self._lo) * _clip(fraction)
             self._parent.update(mapped, message, phase=phase, incumbent=incumbent, bound=bound,
                                 node=node, state=state)
             return
         with self._lock:
-            ev = self.last
+            ev = ProgressEvent() if node else self.last
             changes: dict[str, Any] = {"elapsed": time.monotonic() - self._start,
                                        "node": node or "", "state": state or ""}
             if fraction is not None:
@@ -174,11 +177,31 @@ class Progress:
 
         return unsubscribe
 
+    @contextmanager
+    def active(self) -> Iterator[Progress]:
+        """Make this the :func:`current_progress` of the running thread/context while the block
+        runs: code deep below (the solver boundary) reports to it without being handed it."""
+        reset = _CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(reset)
+
     def _root(self) -> Progress:
         p = self
         while p._parent is not None:
             p = p._parent
         return p
+
+
+_CURRENT: ContextVar[Progress | None] = ContextVar("inaplanner_progress", default=None)
+
+
+def current_progress() -> Progress | None:
+    """The :class:`Progress` made active by :meth:`Progress.active` in this context, or None
+    (``run_planner`` activates the planner's, so the solver wrappers can report incumbent and
+    bound from their callbacks)."""
+    return _CURRENT.get()
 
 
 def _clip(x: float) -> float:

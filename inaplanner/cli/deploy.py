@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -18,10 +19,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Deploy PLAN onto the switches and workers listed in the testbed file: build "
         "the P4 program on each switch's build host over SSH, check its P4Info against the "
         "contract, push the pipeline, write only the entries that differ, read them back; push "
-        "each worker's configuration. Any failure rolls every switch back to what it had. "
+        "each worker's configuration. Any failure rolls every switch back to what it had; so do "
+        "Ctrl-C, SIGTERM and SIGHUP. Before the first write a journal is written beside the "
+        "testbed file; if the deployment is killed, 'inaplanner deploy --recover --testbed TOML "
+        "[--to old|new]' puts every switch on one plan. "
         "Unknown SSH host keys are refused: add them with 'inaplanner testbed trust'.",
     )
-    d.add_argument("plan", metavar="PLAN", help="plan file (JSON)")
+    d.add_argument("plan", metavar="PLAN", nargs="?", help="plan file (JSON)")
     d.add_argument("--testbed", "-t", required=True, metavar="TOML", help="testbed.toml")
     d.add_argument("--scenario", "-s", metavar="S",
                    help="scenario file (default: the one the plan names or whose hash it carries, "
@@ -32,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--batch", type=int, default=500, metavar="N", help="updates per WriteRequest")
     d.add_argument("--parallel", type=int, default=8, metavar="N", help="switches at once")
     d.add_argument("--quiet", "-q", action="store_true", help="print only the final report")
+    d.add_argument("--recover", action="store_true",
+                   help="finish a deployment that was killed: drive every switch in the testbed's "
+                   "deploy journal to one plan (no PLAN needed)")
+    d.add_argument("--to", choices=("old", "new"), default="old",
+                   help="with --recover: roll back to the old plan (default) or complete the new")
     d.set_defaults(func=run_deploy)
 
     en = subparsers.add_parser(
@@ -67,6 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "traffic")
     em.add_argument("--noise", type=float, default=0.0, metavar="SHARE",
                     help="with --plan: random noise on the counted rates (e.g. 0.02)")
+    em.add_argument("--behaviour", choices=("strict", "bmv2"), default="strict",
+                    help="how the emulated switches refuse: as the P4Runtime spec says (strict) "
+                    "or as bmv2's simple_switch_grpc does (UNKNOWN codes, a rejected device "
+                    "config leaves reads failing, a wrong device id fails at the push)")
     em.set_defaults(func=run_emulate)
 
     tr = tsub.add_parser(
@@ -78,6 +91,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     tr.add_argument("testbed", metavar="TOML")
     tr.add_argument("--yes", action="store_true", help="accept every shown key without asking")
+    tr.add_argument("--replace-changed", action="store_true",
+                    help="replace a recorded key that changed (after checking the new fingerprint "
+                    "out of band); without it a changed key is refused with exit code 2")
     tr.set_defaults(func=run_trust)
 
 
@@ -104,41 +120,87 @@ def _load_inputs(args: argparse.Namespace, need_testbed: bool = True):
     return scenario, plan, inventory
 
 
+_TERMINAL = threading.Lock()  # one whole line at a time from the deployment's threads
+
+
+def _line(text: str) -> None:
+    with _TERMINAL:
+        try:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # the terminal went away (SIGHUP)
+            pass
+
+
 def run_deploy(args: argparse.Namespace) -> int:
-    from inaplanner.deploy.deployer import DeployOptions, Progress, deploy
+    if args.recover:
+        return _run_recover(args)
+    if not args.plan:
+        raise InaplannerError("give PLAN (or --recover to finish a killed deployment)")
+    from inaplanner.deploy.deployer import Deployer, DeployOptions
+    from inaplanner.progress import Progress, ProgressEvent
 
     scenario, plan, inventory = _load_inputs(args)
-    cancel = threading.Event()
+    progress = Progress()  # one row a switch: events carry node, phase (the step) and state
 
-    def progress(p: Progress) -> None:
-        if args.quiet or p.state == "progress":
+    def show(p: ProgressEvent) -> None:
+        if p.state == "progress":
             return
         if p.state == "output":
-            print(f"  [{p.node}] | {p.message}", file=sys.stderr)
+            _line(f"  [{p.node}] | {p.message}")
         else:
-            print(f"[{p.node}] {p.step}: {p.state}" + (f" — {p.message}" if p.message else ""),
-                  file=sys.stderr)
+            _line(f"[{p.node}] {p.phase}: {p.state}" + (f" — {p.message}" if p.message else ""))
 
+    if not args.quiet:
+        progress.subscribe(show)
     options = DeployOptions(dry_run=args.dry_run, batch_size=max(1, args.batch),
                             parallel=max(1, args.parallel),
-                            log_path=Path(args.log) if args.log else None)
-    previous = signal.getsignal(signal.SIGINT)
+                            log_path=Path(args.log) if args.log else None,
+                            plan_label=str(args.plan))
+    deployer = Deployer(scenario, plan, inventory, options, progress=progress)
+    interrupts = [0]
 
-    def on_sigint(signum, frame) -> None:  # first Ctrl-C: cancel and roll back; second: abort
-        if cancel.is_set():
-            signal.signal(signal.SIGINT, previous)
-            raise KeyboardInterrupt
-        print("inaplanner: cancelling (rolling back); Ctrl-C again to abort", file=sys.stderr)
-        cancel.set()
+    def on_signal(signum: int) -> None:
+        """SIGINT, SIGTERM, SIGHUP: the first cancels through the Progress's token and every
+        switch written is rolled back; while that runs, further ones are ignored with a message,
+        except a third Ctrl-C, which aborts and says which switch holds which plan (the deploy
+        journal then allows --recover)."""
+        name = signal.Signals(signum).name
+        if not progress.cancelled:
+            progress.cancel()
+            _line(f"\ninaplanner: {name}: cancelling; every switch written so far is rolled back "
+                  "to the old plan")
+            return
+        if signum != signal.SIGINT:
+            _line(f"inaplanner: {name} ignored: the rollback is running")
+            return
+        interrupts[0] += 1
+        if interrupts[0] == 1:
+            _line("inaplanner: Ctrl-C ignored: the rollback is running and ends with every "
+                  "switch on the old plan; Ctrl-C once more aborts it and leaves them split")
+            return
+        _line(f"inaplanner: aborted during the rollback: {deployer.plan_status()}; run "
+              f"'inaplanner deploy --recover --testbed {args.testbed} [--to old|new]'")
+        os._exit(130)
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, on_sigint)
+    restore = _on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), on_signal)
     try:
-        report = deploy(scenario, plan, inventory, options, progress=progress, cancel=cancel)
+        report = deployer.run()
     finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, previous)
+        restore()
     print(report.text(details=args.dry_run))
+    return 0 if report.ok else 1
+
+
+def _run_recover(args: argparse.Namespace) -> int:
+    from inaplanner.deploy.recover import recover
+    from inaplanner.testbed.inventory import load_inventory
+
+    inventory = load_inventory(args.testbed)
+    say = (lambda _text: None) if args.quiet else _line
+    # a recovery is idempotent: a signal only stops it; running it again finishes the job
+    report = recover(inventory, args.to, parallel=max(1, args.parallel), on_line=say)
+    print(report.text())
     return 0 if report.ok else 1
 
 
@@ -168,7 +230,8 @@ def run_emulate(args: argparse.Namespace) -> int:
     scenario = load_any(args.scenario)
     plan = load_plan(args.plan) if args.plan else None
     ids = [s.id for s in scenario.switches()] if plan is not None else None
-    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port, switch_ids=ids)
+    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port, switch_ids=ids,
+                                behaviour=args.behaviour)
     try:
         if plan is not None:
             from inaplanner.deploy.deployer import deploy
@@ -182,15 +245,45 @@ def run_emulate(args: argparse.Namespace) -> int:
         for sid, h in tb.handles.items():
             print(f"switch {sid}: P4Runtime on {h.address} (device id {h.device_id})")
         print(f"wrote {args.output}; deploy with: inaplanner deploy PLAN --testbed {args.output}")
-        print("running; Ctrl-C to stop", flush=True)
         stop = threading.Event()
-        while not stop.wait(3600):
-            pass
+        restore = _on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
+                              lambda signum: stop.set())
+        try:
+            print("running; Ctrl-C to stop", flush=True)
+            while not stop.wait(3600):
+                pass
+        finally:
+            restore()
     except KeyboardInterrupt:
-        print("stopping", file=sys.stderr)
+        pass
     finally:
-        tb.stop()
+        _say("stopping")
+        tb.stop(grace=0.2, timeout=0.5)
     return 0
+
+
+def _say(text: str) -> None:
+    """A line to stderr that never fails (the terminal may be gone after SIGHUP)."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _on_signals(signums, handler):
+    """Call ``handler(signum)`` on each of ``signums`` (main thread only); returns a function
+    that puts the previous handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {}
+    for signum in signums:
+        previous[signum] = signal.signal(signum, lambda n, _frame: handler(n))
+
+    def restore() -> None:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+    return restore
 
 
 def run_trust(args: argparse.Namespace) -> int:
@@ -205,17 +298,24 @@ def run_trust(args: argparse.Namespace) -> int:
     config = ssh.load_ssh_config()
     done: set[str] = set()
     recorded = 0
+    changed: list[str] = []  # hosts whose key differs from the recorded one (issue 16, D18)
     for target in targets:
         rt = ssh.resolve_target(target, config)
         if rt.known_hosts_name in done:
             continue
         done.add(rt.known_hosts_name)
+        replace = False
         try:
             with ssh.connect(rt, config=config):
                 print(f"{rt.label}: {rt.known_hosts_name} already known")
                 continue
         except ssh.HostKeyUnknown:
             pass
+        except ssh.HostKeyMismatch:
+            if not args.replace_changed:
+                changed.append(rt.known_hosts_name)
+                continue
+            replace = True
         except ssh.AuthFailed:
             print(f"{rt.label}: {rt.known_hosts_name} host key already known (login refused: "
                   "check the key file)")
@@ -224,14 +324,21 @@ def run_trust(args: argparse.Namespace) -> int:
             print(f"{exc}", file=sys.stderr)
             continue
         info = ssh.scan_host_key(rt, config)
-        print(f"{rt.label}: {info.name} offers {info.key_type} key {info.fingerprint}")
+        print(f"{rt.label}: {info.name} offers {info.key_type} key {info.fingerprint}"
+              + (" (CHANGED: replaces the recorded key)" if replace else ""))
         if not args.yes:
             answer = input("  trust this key and record it? [y/N] ").strip().lower()
             if answer not in ("y", "yes"):
                 print("  not recorded")
                 continue
-        ssh.record_host_key(inv.known_hosts, info)
+        ssh.record_host_key(inv.known_hosts, info, replace=replace)
         recorded += 1
         print(f"  recorded in {inv.known_hosts}")
     print(f"{recorded} key(s) recorded")
+    if changed:
+        raise InaplannerError(
+            f"{args.testbed}: the host key of {', '.join(changed)} CHANGED since it was recorded "
+            f"in {inv.known_hosts}; nothing recorded for it (the host was reinstalled, or someone "
+            "is in between): check the new fingerprint out of band, then run 'inaplanner testbed "
+            f"trust {args.testbed} --replace-changed'")
     return 0

@@ -16,6 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help='scenario file (.json, .graphml, .gml) or "sample" (the default)')
     p.add_argument("--plan", help="plan file whose evaluated loads are painted over the network")
     p.add_argument("--task", help='show only this task\'s flows, as "job/ps"')
+    p.add_argument("--sweep", metavar="RESULTS",
+                   help="a sweep result file (inaplanner sweep -o): its criticality overlay and table")
     p.add_argument("--screenshot", metavar="OUT.png", help="write a screenshot of the window and exit")
     p.add_argument("--size", default="1280x800", help="window size for the screenshot (default 1280x800)")
     p.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colours")
@@ -25,4 +27,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from inaplanner.gui.app import run
 
-    return run(args.scenario, args.plan, args.screenshot, args.size, args.theme, args.task)
+    return run(args.scenario, args.plan, args.screenshot, args.size, args.theme, args.task,
+               sweep=args.sweep)

@@ -2,7 +2,8 @@
 
     inaplanner memsim SCENARIO_OR_PRESET --policies switchml,atp,esa
         [--jobs N --workers-per-job M --memory-mb X --seed S] [--iterations K] [--batch B]
-        [--window-mode in-order|outstanding] [--max-window-kb W] [--no-bound] [--json]
+        [--window-mode in-order|outstanding] [--window atp|cap60] [--max-window-kb W]
+        [--no-bound] [--json]
 
 SCENARIO_OR_PRESET is a scenario file (the jobs attached to one programmable switch are simulated,
 see :mod:`inaplanner.memsched.from_scenario`) or a preset of ESA §7.2: ``dnn-a``, ``dnn-b``,
@@ -13,36 +14,56 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import sys
 import textwrap
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from inaplanner.cli.progress import cli_progress
 from inaplanner.errors import InaplannerError
-from inaplanner.memsched.bound import lower_bound, speedup_ceiling
-from inaplanner.memsched.results import SimResult
-from inaplanner.memsched.simulator import simulate
-from inaplanner.memsched.workload import MB, POLICIES, POLICY_HELP, PRESETS, SimConfig, preset
+from inaplanner.progress import Progress
+from inaplanner.views.fmt import fixed
+
+if TYPE_CHECKING:
+    from inaplanner.memsched.results import SimResult
+    from inaplanner.memsched.workload import SimConfig
+
+# inaplanner.memsched (numpy, networkx) is imported inside the functions (start-up time).
+
+DESCRIPTION = textwrap.fill(
+    "Simulate how the aggregator memory of one switch is shared by the jobs placed on it, "
+    "under SwitchML's static split, ATP's first-come-first-serve hashing and ESA's "
+    "preemptive priorities (ESA paper, §7.2), and print JCT, memory utilisation, PS "
+    "fallback traffic and preemptions.", 79)
+
+
+def _fill_help(p: argparse.ArgumentParser) -> None:
+    """The presets and policies in ``memsim --help`` (read from memsched only when shown)."""
+    from inaplanner.memsched.workload import POLICY_HELP, PRESETS
+
+    p.description = (DESCRIPTION + "\n\npresets:\n"
+                     + "\n".join(f"  {k:15s} {v}" for k, v in PRESETS.items()))
+    p.epilog = "policies:\n" + "\n".join(f"  {k:15s} {v}" for k, v in POLICY_HELP.items())
+
+
+def __getattr__(name: str) -> Any:  # BOUND, run_one: where they live, imported when asked for
+    if name in ("BOUND", "run_one"):
+        from inaplanner.memsched import runs
+
+        return getattr(runs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "memsim",
         help="simulate SwitchML / ATP / ESA aggregator-memory sharing on one switch",
-        description=textwrap.fill(
-            "Simulate how the aggregator memory of one switch is shared by the jobs placed on it, "
-            "under SwitchML's static split, ATP's first-come-first-serve hashing and ESA's "
-            "preemptive priorities (ESA paper, §7.2), and print JCT, memory utilisation, PS "
-            "fallback traffic and preemptions.", 79)
-        + "\n\npresets:\n" + "\n".join(f"  {k:15s} {v}" for k, v in PRESETS.items()),
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="policies:\n" + "\n".join(f"  {k:15s} {v}" for k, v in POLICY_HELP.items()),
     )
+    p.fill_help = _fill_help  # type: ignore[attr-defined]  # see inaplanner.cli.Parser
     p.add_argument("source", metavar="SCENARIO_OR_PRESET",
-                   help=f"a scenario file or a preset ({', '.join(PRESETS)})")
+                   help="a scenario file or a preset (listed above)")
     p.add_argument("--policies", default="switchml,atp,esa",
                    help="comma-separated policies to compare (default: switchml,atp,esa)")
     p.add_argument("--jobs", type=int, default=None, help="preset only: number of jobs (default 8)")
@@ -59,9 +80,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--window-mode", choices=("in-order", "outstanding"), default="in-order",
                    help="in-order: the window slides on its first sequence (ESA §5.1, default); "
                    "outstanding: any result frees a window slot")
+    p.add_argument("--window", choices=("atp", "cap60"), default="atp",
+                   help="ATP's/ESA's window: atp = 60 KB initial window and ATP's AIMD congestion "
+                   "control, no cap (ESA §5.1, default); cap60 = capped at 60 KB")
     p.add_argument("--max-window-kb", type=float, default=None,
-                   help="cap of ATP's/ESA's congestion window in KB; 0 = no cap, the window grows by "
-                   "ATP's rule until ECN halves it (default 60, the initial window of ESA §5.1)")
+                   help="cap of ATP's/ESA's congestion window in KB; 0 = no cap (default: the "
+                   "--window model's)")
     p.add_argument("--no-bound", action="store_true",
                    help="skip the unlimited-memory run (the JCT no memory policy can beat)")
     p.add_argument("--processes", type=int, default=None,
@@ -71,6 +95,8 @@ def register(subparsers: Any) -> None:
 
 
 def _policies(text: str) -> list[str]:
+    from inaplanner.memsched.workload import POLICIES
+
     names = [x.strip() for x in text.split(",") if x.strip()]
     if not names:
         raise InaplannerError("--policies: name at least one policy")
@@ -82,8 +108,10 @@ def _policies(text: str) -> list[str]:
 
 def build_config(args: argparse.Namespace) -> SimConfig:
     """The simulation the command line asks for (a preset or a scenario file)."""
+    from inaplanner.memsched.workload import MB, PRESETS, preset, window_knobs
+
     knobs: dict[str, Any] = {"seed": args.seed, "iterations": args.iterations, "batch": args.batch,
-                             "window_mode": args.window_mode}
+                             "window_mode": args.window_mode, **window_knobs(args.window)}
     if args.memory_mb is not None:
         if not args.memory_mb > 0:
             raise InaplannerError("--memory-mb must be > 0")
@@ -111,35 +139,26 @@ def build_config(args: argparse.Namespace) -> SimConfig:
                   workers_per_job=8 if args.workers_per_job is None else args.workers_per_job, **knobs)
 
 
-#: the name under which :func:`run_policies` reports the unlimited-memory run
-BOUND = "unlimited-memory"
-
-
-def run_one(job: tuple[SimConfig, str]) -> SimResult:
-    """One policy (or :data:`BOUND`) on a configuration; picklable for process pools."""
-    config, policy = job
-    return lower_bound(config) if policy == BOUND else simulate(config, policy)
-
-
 def run_policies(config: SimConfig, policies: list[str], processes: int | None = None,
-                 bound: bool = False) -> dict[str, SimResult]:
+                 bound: bool = False, progress: Progress | None = None) -> dict[str, SimResult]:
     """Simulate each policy on ``config`` (and, with ``bound``, the unlimited-memory run under the
-    name :data:`BOUND`), in parallel processes when there are several cores."""
+    name :data:`BOUND`), in parallel processes when there are several cores, reporting to
+    ``progress`` (:func:`inaplanner.memsched.runs.run_many`)."""
+    from inaplanner.memsched.runs import BOUND, run_many
+
     runs = [*policies, BOUND] if bound else list(policies)
-    n = min(len(runs), processes or os.cpu_count() or 1)
-    if n <= 1:
-        results = [run_one((config, p)) for p in runs]
-    else:
-        with ProcessPoolExecutor(max_workers=n) as pool:
-            results = list(pool.map(run_one, [(config, p) for p in runs]))
-    return dict(zip(runs, results, strict=True))
+    return run_many(config, runs, processes, progress)
 
 
 def _ms(x: float) -> str:
-    return "-" if math.isnan(x) else f"{x * 1e3:.3f}"
+    return "-" if x != x else fixed(x * 1e3, 3)  # x != x: nan
 
 
 def format_table(config: SimConfig, results: dict[str, SimResult]) -> str:
+    from inaplanner.memsched.bound import speedup_ceiling
+    from inaplanner.memsched.runs import BOUND
+    from inaplanner.memsched.workload import MB
+
     ref = results.get("esa")
     lines = [
         f"{len(config.jobs)} jobs, {sum(j.workers for j in config.jobs)} workers, "
@@ -172,7 +191,11 @@ def format_table(config: SimConfig, results: dict[str, SimResult]) -> str:
 def run(args: argparse.Namespace) -> int:
     policies = _policies(args.policies)
     config = build_config(args)
-    results = run_policies(config, policies, args.processes, bound=not args.no_bound)
+    with cli_progress(args, "memsim") as progress:
+        results = run_policies(config, policies, args.processes, bound=not args.no_bound,
+                               progress=progress)
+    from inaplanner.memsched.runs import BOUND
+
     if args.json:
         doc = {
             "config": {
@@ -182,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
                 "rtt_s": config.rtt_s, "packet_bytes": config.packet_bytes,
                 "iterations": config.iterations, "batch": config.batch, "seed": config.seed,
                 "window_mode": config.window_mode, "max_window_bytes": config.max_window_bytes,
+                "window_increase": config.window_increase, "loss_backoff": config.loss_backoff,
                 **config.extra,
             },
             "results": {name: r.to_dict() for name, r in results.items() if name != BOUND},

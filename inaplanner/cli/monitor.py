@@ -8,14 +8,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from inaplanner.errors import InaplannerError
-from inaplanner.monitor.alerts import AlertRule, AlertTracker
-from inaplanner.monitor.recording import LinkInfo, load_recording, open_recorder
-from inaplanner.monitor.series import Snapshot
-from inaplanner.monitor.table import render_table
+
+if TYPE_CHECKING:  # numpy and inaplanner.monitor are imported in the handlers (start-up time)
+    import numpy as np
+
+    from inaplanner.monitor.alerts import AlertRule
+    from inaplanner.monitor.series import Snapshot
 
 CLEAR = "\x1b[H\x1b[2J"
 EMULATED_WINDOW = 2.0
@@ -113,9 +114,11 @@ def run_monitor(args: argparse.Namespace) -> int:
                 return _live(args, scenario, tb.inventory, planned)
             finally:
                 tb.stop()
+    from inaplanner.deploy.journal import refuse_if_unfinished
     from inaplanner.testbed.inventory import check_against_scenario, load_inventory
 
     inventory = load_inventory(args.testbed)
+    refuse_if_unfinished(args.testbed, "monitor")  # switches left between plans by a killed deploy
     check_against_scenario(inventory, scenario)
     return _live(args, scenario, inventory, planned)
 
@@ -126,6 +129,16 @@ def _start_emulated(args, scenario, plan, directory: Path):
     from inaplanner.monitor.drive import drive_plan, parse_hot
 
     hot = parse_hot(args.hot, scenario)
+    if hot:
+        from inaplanner.monitor.series import planned_loads
+
+        planned = planned_loads(scenario, plan)
+        for (li, d), _factor in sorted(hot.items()):
+            if planned[li, d] <= 1e-9:
+                lk = scenario.links[li]
+                src, dst = (lk.a, lk.b) if d == 0 else (lk.b, lk.a)
+                print(f"inaplanner: note: --hot {src}->{dst}: the plan sends nothing over this "
+                      "link, so a factor on it changes nothing", file=sys.stderr)
     if not 0.0 <= args.noise < 1.0:
         raise InaplannerError("--noise must be in [0, 1)")
     tb = start_emulated_testbed(scenario, directory / "testbed.toml",
@@ -145,7 +158,16 @@ def _start_emulated(args, scenario, plan, directory: Path):
     return tb
 
 
+def reset_line(switches, args: argparse.Namespace) -> str:
+    """One line naming the switches that came back blank, with the command that redeploys."""
+    plan = args.plan or "PLAN"
+    return (f"reset (no pipeline; restarted blank): {', '.join(switches)}; redeploy with: "
+            f"inaplanner deploy {plan} --testbed {args.testbed or 'TESTBED'}")
+
+
 def _rule(args: argparse.Namespace) -> AlertRule:
+    from inaplanner.monitor.alerts import AlertRule
+
     try:
         return AlertRule(threshold=args.threshold, deviation=args.deviation, hold_s=args.hold)
     except ValueError as exc:
@@ -153,13 +175,20 @@ def _rule(args: argparse.Namespace) -> AlertRule:
 
 
 def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
+    import numpy as np
+
     from inaplanner.io.native import scenario_sha256
+    from inaplanner.monitor.alerts import AlertTracker
     from inaplanner.monitor.poller import Poller
+    from inaplanner.monitor.recording import open_recorder
+    from inaplanner.monitor.table import render_table
 
     window = args.window if args.window is not None else (EMULATED_WINDOW if args.emulate else 0.0)
     if window < 0:
         raise InaplannerError("--window must be >= 0")
     poller = Poller(scenario, inventory, interval=args.interval, window=window)
+    for w in poller.warnings:
+        print(f"inaplanner: warning: {w}", file=sys.stderr)
     links = poller.link_infos()
     recorder = None
     if args.record:
@@ -185,8 +214,11 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
             polls += 1
             new = tracker.update(snap)
             alerts_seen += len(new)
-            screen.show(render_table(snap, links, planned, args.top,
-                                     list(tracker.active.values()), title="inaplanner monitor"))
+            text = render_table(snap, links, planned, args.top, list(tracker.active.values()),
+                                title="inaplanner monitor")
+            if snap.reset:
+                text += "\n" + reset_line(snap.reset, args)
+            screen.show(text)
     except KeyboardInterrupt:
         pass
     finally:
@@ -200,11 +232,19 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
           + (f"; recorded to {args.record}" if args.record else ""), file=sys.stderr)
     for h in bad:
         print(f"  {h.switch} ({h.address}): {h.last_error}", file=sys.stderr)
+    reset = [h.switch for h in bad if h.state == "reset"]
+    if reset and not args.emulate:
+        print(f"  {reset_line(reset, args)}", file=sys.stderr)
     return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from inaplanner.io.native import scenario_sha256
+    from inaplanner.monitor.alerts import AlertTracker
+    from inaplanner.monitor.recording import LinkInfo, load_recording
+    from inaplanner.monitor.table import render_table
 
     rec = load_recording(args.replay)
     scenario, plan = _scenario_and_plan(args, need_scenario=False)

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from typing import Any
+import logging
+from typing import TYPE_CHECKING, Any
 
+from inaplanner.cli.progress import cli_progress
 from inaplanner.errors import InaplannerError
-from inaplanner.evaluate import evaluate
-from inaplanner.io.formats import import_scenario
-from inaplanner.io.native import save_plan
-from inaplanner.model import Scenario
-from inaplanner.planners.base import all_params, run_planner
-from inaplanner.planners.registry import available, get
+from inaplanner.progress import Progress
+from inaplanner.views.fmt import fixed, num, pct
+
+if TYPE_CHECKING:
+    from inaplanner.model import Scenario
+
+# The planners, the evaluator and the solvers are imported inside the handlers (start-up time).
+
+log = logging.getLogger("inaplanner.cli")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_planners(args: argparse.Namespace) -> int:
+    from inaplanner.planners.base import all_params
+    from inaplanner.planners.registry import available
+
     for name, planner in sorted(available().items()):
         print(f"{name}: {planner.description}")
         for prm in all_params(planner):
@@ -61,7 +68,7 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 
 def _num(x: float | None) -> str:
-    return "" if x is None else f"{x:g}"
+    return "" if x is None else num(x)
 
 
 def parse_params(items: list[str]) -> dict[str, str]:
@@ -84,21 +91,35 @@ def _common(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _load(path: str) -> Scenario:
-    sc, _notes = import_scenario(path)
+    from inaplanner.io.formats import import_scenario
+
+    sc, notes = import_scenario(path)
+    log.info("%s: %s, %d jobs, %d links", path, sc.name, len(sc.jobs), len(sc.links))
+    for note in notes:
+        log.info("%s: %s", path, note)
     return sc
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from inaplanner.evaluate import evaluate
+    from inaplanner.io.native import save_plan
+    from inaplanner.planners.base import run_planner
+    from inaplanner.planners.registry import get
+
     sc = _load(args.scenario)
     planner = get(args.planner)
-    plan = run_planner(planner, sc, _common(args, parse_params(args.param)))
+    params = _common(args, parse_params(args.param))
+    with cli_progress(args, f"plan {planner.name}") as progress:
+        plan = run_planner(planner, sc, params, progress)
+        progress.update(1.0, "evaluating", phase="evaluate")
+        ev = evaluate(sc, plan)
     save_plan(plan, args.output)
-    ev = evaluate(sc, plan)
-    print(f"planner {planner.name}: objective ({ev.objective_kind}) {ev.objective:.6g}, "
-          f"status {plan.planner.status}, {plan.planner.seconds:.2f} s, "
-          f"bound {'-' if plan.bound is None else f'{plan.bound:.6g}'}")
+    log.info("plan written to %s (solver %s)", args.output, plan.planner.solver or "-")
+    print(f"planner {planner.name}: objective ({ev.objective_kind}) {num(ev.objective)}, "
+          f"status {plan.planner.status}, {fixed(plan.planner.seconds, 2)} s, "
+          f"bound {num(plan.bound)}")
     for job, thr in ev.job_throughput.items():
-        print(f"  job {job}: throughput {thr:.6g} Gbps")
+        print(f"  job {job}: throughput {num(thr)} Gbps")
     if not ev.feasible:
         for line in ev.errors + [str(v) for v in ev.violations]:
             print(f"  problem: {line}")
@@ -106,14 +127,24 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0 if ev.feasible else 1
 
 
-def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any]) -> tuple[list[dict[str, Any]], float | None]:
+def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any],
+                 progress: Progress | None = None) -> tuple[list[dict[str, Any]], float | None]:
     """Run each planner (errors become rows) and score with the evaluator; returns (rows, best
-    bound). ``gap`` is (best bound - objective) / best bound."""
+    bound). ``gap`` is (best bound - objective) / best bound. ``progress`` gets each planner's
+    reports in its share of the whole (``phase`` is the planner's name)."""
+    from inaplanner.evaluate import evaluate
+    from inaplanner.planners.base import run_planner
+    from inaplanner.planners.registry import get
+
     rows: list[dict[str, Any]] = []
-    for name in names:
+    for i, name in enumerate(names):
         planner = get(name)
+        part = None
+        if progress is not None:
+            progress.update(i / len(names), "", phase=name)
+            part = progress.span(i / len(names), (i + 1) / len(names))
         try:
-            plan = run_planner(planner, sc, dict(params))
+            plan = run_planner(planner, sc, dict(params), part)
         except InaplannerError as exc:
             rows.append({"planner": name, "objective": None, "jobs": {}, "status": "error",
                          "seconds": None, "bound": None, "feasible": False, "error": str(exc)})
@@ -137,11 +168,14 @@ def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any]) -> tupl
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from inaplanner.planners.registry import available, get
+
     sc = _load(args.scenario)
     names = [n.strip() for n in args.planners.split(",") if n.strip()] if args.planners else sorted(available())
     for n in names:
         get(n)  # unknown names fail before anything runs
-    rows, best = compare_rows(sc, names, _common(args, {}))
+    with cli_progress(args, "compare") as progress:
+        rows, best = compare_rows(sc, names, _common(args, {}), progress)
     if args.json:
         print(json.dumps({"scenario": sc.name, "best_bound": best, "rows": rows}, indent=1))
         return 0
@@ -155,12 +189,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             *[_fmt(r["jobs"].get(j)) for j in jobs],
             r["status"],
             _fmt(r["seconds"], 2),
-            "-" if r["gap"] is None else f"{100 * r['gap']:.2f} %",
+            pct(r["gap"], 2),
         ])
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for row in table:
         print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
-    print(f"best bound: {'-' if best is None else f'{best:.6g}'}")
+    print(f"best bound: {num(best)}")
     for r in rows:
         if r.get("error"):
             print(f"{r['planner']}: error: {r['error']}")
@@ -168,6 +202,4 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _fmt(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.{digits}f}"
+    return "-" if x is None or x != x else fixed(x, digits)  # x != x: nan

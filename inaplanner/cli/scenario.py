@@ -5,31 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inaplanner.errors import InaplannerError
-from inaplanner.evaluate import evaluate, max_min_rates
-from inaplanner.io.formats import export_scenario, import_scenario
-from inaplanner.io.native import load_plan, scenario_sha256
-from inaplanner.model import Scenario
-from inaplanner.topologies import (
-    aro_fig1,
-    fat_tree,
-    grid_fig1,
-    grid_testbed,
-    inart_fig1,
-    inart_testbed,
-    leaf_spine,
-    mark_programmable,
-    place_jobs,
-)
+from inaplanner.views.fmt import num, pct
 
+if TYPE_CHECKING:
+    from inaplanner.model import Scenario
+
+# The model, io, topologies and the evaluator (numpy, networkx) are imported inside the handlers:
+# registering the commands costs nothing and ``validate`` never loads a planner or a solver.
+
+#: testbed name -> the function of :mod:`inaplanner.topologies` that builds it
 TESTBEDS = {
-    "aro-fig1": aro_fig1,
-    "grid-fig1": grid_fig1,
-    "grid": grid_testbed,
-    "inart-fig1": inart_fig1,
-    "inart": inart_testbed,
+    "aro-fig1": "aro_fig1",
+    "grid-fig1": "grid_fig1",
+    "grid": "grid_testbed",
+    "inart-fig1": "inart_fig1",
+    "inart": "inart_testbed",
 }
 
 
@@ -56,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--workers-per-job", type=int, default=8)
         p.add_argument("--seed", type=int, default=0)
     for p in (ls, ft, tb):
+        p.add_argument("--max-fan-in", type=int, default=None, metavar="N",
+                       help="most flows one aggregate may merge at a programmable switch "
+                            "(default: null, which means 32, the bundled programs' bitmap)")
         p.add_argument("-o", "--output", required=True, help="file to write (.json, .graphml, .gml)")
         p.set_defaults(func=cmd_generate)
 
@@ -79,8 +75,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def build_generated(args: argparse.Namespace) -> Scenario:
+    from inaplanner.topologies import set_max_fan_in
+
+    sc = _build_generated(args)
+    if getattr(args, "max_fan_in", None) is not None:
+        set_max_fan_in(sc, args.max_fan_in)
+    return sc
+
+
+def _build_generated(args: argparse.Namespace) -> Scenario:
+    from inaplanner import topologies
+    from inaplanner.topologies import fat_tree, leaf_spine, mark_programmable, place_jobs
+
     if args.topology == "testbed":
-        return TESTBEDS[args.name]()
+        return getattr(topologies, TESTBEDS[args.name])()
     if args.topology == "leaf-spine":
         sc = leaf_spine(args.leaves, args.spines, args.hosts_per_leaf, args.host_capacity, args.fabric_capacity)
     else:
@@ -100,6 +108,8 @@ def build_generated(args: argparse.Namespace) -> Scenario:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from inaplanner.io.formats import export_scenario
+
     sc = build_generated(args)
     export_scenario(sc, args.output)
     print(f"wrote {args.output}: {sc.name}, {len(sc.hosts())} hosts, {len(sc.switches())} switches, "
@@ -108,6 +118,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from inaplanner.io.formats import import_scenario
+    from inaplanner.io.native import scenario_sha256
+
     sc, notes = import_scenario(args.file)
     for note in notes:
         print(f"note: {note}")
@@ -119,6 +132,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from inaplanner.io.formats import export_scenario, import_scenario
+
     sc, notes = import_scenario(args.input, default_capacity=args.default_capacity)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -128,6 +143,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from inaplanner.evaluate import evaluate, max_min_rates
+    from inaplanner.io.formats import import_scenario
+    from inaplanner.io.native import load_plan
+
     sc, _ = import_scenario(args.scenario)
     plan = load_plan(args.plan)
     ev = evaluate(sc, plan, check_hash=True)
@@ -146,16 +165,22 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _print_evaluation(ev: Any, summary: dict[str, Any], top: int) -> None:
     state = "feasible" if ev.feasible else ("INVALID" if not ev.valid else "INFEASIBLE")
     print(f"plan by {ev.plan.planner.name} ({ev.plan.planner.status}): {state}")
-    print(f"objective ({ev.objective_kind}): {ev.objective:.6g}"
-          + (f"   bound: {ev.plan.bound:.6g}" if ev.plan.bound is not None else ""))
+    print(f"objective ({ev.objective_kind}): {num(ev.objective)}"
+          + (f"   bound: {num(ev.plan.bound)}" if ev.plan.bound is not None else ""))
     for t in summary["tasks"]:
-        print(f"  task {t['job']}/{t['ps']}: rate {t['rate']:.6g} Gbps")
+        print(f"  task {t['job']}/{t['ps']}: rate {num(t['rate'])} Gbps")
     for job, thr in ev.job_throughput.items():
-        print(f"  job {job}: throughput {thr:.6g} Gbps")
+        print(f"  job {job}: throughput {num(thr)} Gbps")
     print(f"most loaded links (top {top}):")
     for row in ev.most_loaded_links(top):
-        print(f"  {row['link']:<24} {row['load']:>10.4g} / {row['capacity']:<10.4g} "
-              f"{100 * row['utilisation']:6.1f} %  {row['flows']} flow(s)")
+        print(f"  {row['link']:<24} {num(row['load'], 4):>10} / {num(row['capacity'], 4):<10} "
+              f"{pct(row['utilisation']):>8}  {row['flows']} flow(s)")
+    used = [r for r in summary["switches"] if r["aggregates"]]
+    if used:
+        print("aggregating switches (fan-in used / max_fan_in):")
+        for r in used:
+            print(f"  {r['switch']:<24} {r['fan_in_used']:>5} / {r['max_fan_in']:<5} "
+                  f"{r['aggregates']} aggregate(s)")
     for line in ev.errors:
         print(f"error: {line}")
     for v in ev.violations:
@@ -163,5 +188,5 @@ def _print_evaluation(ev: Any, summary: dict[str, Any], top: int) -> None:
     for line in ev.warnings:
         print(f"warning: {line}")
     if "max_min_rates" in summary:
-        rates = ", ".join(f"{r['job']}/{r['ps']}={r['rate']:.6g}" for r in summary["max_min_rates"])
+        rates = ", ".join(f"{r['job']}/{r['ps']}={num(r['rate'])}" for r in summary["max_min_rates"])
         print(f"largest max-min fair rates on these routes: {rates}")

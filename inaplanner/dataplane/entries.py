@@ -38,7 +38,7 @@ from inaplanner.dataplane.spec import (
     WorkerTask,
 )
 from inaplanner.errors import InaplannerError
-from inaplanner.evaluate import evaluate
+from inaplanner.evaluate import evaluate, fan_in_limit, fan_in_message
 from inaplanner.model import Plan, Scenario, Switch, Task
 
 NODE_PS = 0
@@ -64,7 +64,8 @@ def build_entities(scenario: Scenario, plan: Plan, inventory: Any = None,
     if ev.errors:
         more = f" (and {len(ev.errors) - 1} more)" if len(ev.errors) > 1 else ""
         raise InaplannerError(f"the plan cannot be deployed: {ev.errors[0]}{more}")
-    warnings = [f"the plan breaks a capacity: {v}" for v in ev.violations]
+    warnings = [f"the plan breaks {'a capacity' if v.is_capacity else 'a rule'}: {v}"
+                for v in ev.violations]
     b = _Builder(scenario, inventory, p4, warnings)
     for task_index, task in enumerate(scenario.tasks()):
         tp = plan.task_plan(task.job, task.ps)
@@ -143,10 +144,15 @@ class _Builder:
             if n != len(inputs):
                 raise InaplannerError(f"task {task}: {flow_name(agg)} merges {len(inputs)} flows "
                                       f"but the evaluator counts {n}")
+            # second line behind the evaluator's rule 5, in its words: the switch's max_fan_in,
+            # and never more than the program's bitmap is wide
+            limit = fan_in_limit(self.sc, agg[1])
+            if n > limit:
+                raise InaplannerError(fan_in_message(task, agg[1], agg[2], n, limit))
             if n > self.bitmap_bits:
-                raise InaplannerError(f"task {task}: switch {agg[1]} aggregates {n} flows on "
-                                      f"pipeline {agg[2]}; the data plane's bitmap holds "
-                                      f"{self.bitmap_bits}")
+                raise InaplannerError(fan_in_message(
+                    task, agg[1], agg[2], n, self.bitmap_bits,
+                    f"the installed program's width; the switch's max_fan_in is {limit}"))
             for pos, f in enumerate(sorted(inputs, key=flow_id.__getitem__)):
                 bit[f] = 1 << pos
 

@@ -5,16 +5,16 @@ generator (:mod:`inaplanner.dataplane.entries`), the deployer and the emulated t
 (:mod:`inaplanner.emulator.target`). This module reads it with the P4Runtime protobuf bindings
 (``p4.config.v1.p4info_pb2``) and indexes it.
 
-Ids are ``prefix << 24 | low 24 bits``, the prefix being the P4Runtime resource type
-(``P4Ids.Prefix``: action 0x01, table 0x02, counter 0x12, register 0x16, ...). The checked-in
-P4Info computes the low 24 bits as the first three bytes of SHA-256 of the fully-qualified name
-(:func:`object_id`); p4c uses its own hash but any stable, collision-free scheme is valid, since a
-P4Runtime client only ever takes ids from the P4Info it was given.
+Ids are the ones the reference compiler p4c writes (``prefix << 24 | low 24 bits``: the prefix is
+the P4Runtime resource type, the low bits a hash of the fully-qualified name with collision
+probing; :mod:`inaplanner.dataplane.p4info_ids`), so the checked-in file is the P4Info a user gets
+by compiling ``ina_v1model.p4`` with p4c. A P4Runtime client only ever takes ids from the P4Info it
+was given, and the deployer pairs a build's objects with the contract's by name
+(:mod:`inaplanner.deploy.p4info_check`), so a TNA build with other ids works too.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from inaplanner import P4_DIR
+from inaplanner.dataplane.p4info_ids import hashed_id
 from inaplanner.errors import InaplannerError
 
 #: The P4Info of ``p4/ina_v1model.p4`` shipped with the sources.
@@ -46,9 +47,10 @@ MATCH_KIND = {
 
 
 def object_id(kind: str, name: str) -> int:
-    """The id of P4 object ``name`` (fully qualified) of resource ``kind`` ("table", ...)."""
-    low = int.from_bytes(hashlib.sha256(name.encode()).digest()[:3], "big")
-    return (PREFIX[kind] << 24) | low
+    """The id p4c gives P4 object ``name`` (fully qualified) of resource ``kind`` ("table", ...)
+    when no other object of that kind collides with it (see
+    :func:`inaplanner.dataplane.p4info_ids.assign_ids` for the probing)."""
+    return hashed_id(kind, name)
 
 
 @dataclass(frozen=True)

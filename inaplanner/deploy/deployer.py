@@ -18,8 +18,11 @@ snapshot (pipeline config, then entities, then a read-back check) and restores e
 written. A dry run does only the read-only part of prepare (no build, no arbitration) and reports
 the diff against what each switch holds now.
 
-Progress is reported per switch and step through a callback that may be called from worker
-threads (a GUI must hand it to its own thread); ``cancel`` is polled between steps and batches.
+Progress goes through the one protocol, :mod:`inaplanner.progress`: a :class:`Progress` (or a
+listener of its events) gets one :class:`ProgressEvent` per switch and step (``node``, ``phase``
+= the step, ``state``), possibly from worker threads (a GUI must hand it to its own thread);
+``cancel`` (a :class:`CancelToken`, or any ``() -> bool``; default: the Progress's token) is
+polled between steps and batches.
 """
 
 from __future__ import annotations
@@ -40,14 +43,24 @@ from p4.v1 import p4runtime_pb2
 
 from inaplanner import P4_DIR
 from inaplanner.deploy import ssh as sshmod
-from inaplanner.deploy.device_config import config_cookie, pack_tofino_config
+from inaplanner.deploy.device_config import (
+    check_device_config,
+    config_cookie,
+    pack_tofino_config,
+)
+from inaplanner.deploy.journal import Journal, journal_path_for, refuse_if_unfinished
 from inaplanner.deploy.p4info_check import P4InfoMismatch, check_p4info, translate_entity
-from inaplanner.deploy.p4rt import DEFAULT_BATCH, P4RTSession, describe_entity
+from inaplanner.deploy.p4rt import (
+    DEFAULT_BATCH,
+    P4RTSession,
+    PipelineRejected,
+    ReadFailed,
+    describe_entity,
+)
 from inaplanner.deploy.results import (
     DeployError,
     DeployReport,
     HostResult,
-    Progress,
     SwitchResult,
 )
 from inaplanner.deploy.state import (
@@ -58,11 +71,13 @@ from inaplanner.deploy.state import (
     is_default_entry,
 )
 from inaplanner.errors import Cancelled, InaplannerError
+from inaplanner.progress import CancelToken, Progress, ProgressEvent
 from inaplanner.testbed.inventory import (
     HostInventory,
     Inventory,
     SwitchInventory,
     check_against_scenario,
+    check_transport,
 )
 
 CONTRACT_P4INFO = P4_DIR / "ina_v1model.p4info.txtpb"
@@ -72,8 +87,8 @@ STEPS = ("build", "p4info", "connect", "snapshot", "pipeline", "write", "verify"
 P4_SOURCE_SUFFIXES = (".p4", ".p4info.txtpb", ".h", ".sh")
 
 
-ProgressCallback = Callable[[Progress], None]
-CancelFlag = threading.Event | Callable[[], bool] | None
+#: where a deploy reports: the one :class:`Progress`, or a listener of its events
+ProgressCallback = Progress | Callable[[ProgressEvent], None]
 
 
 @dataclass
@@ -87,6 +102,10 @@ class DeployOptions:
     ssh_config: paramiko.SSHConfig | None = None  # None: ~/.ssh/config
     use_system_known_hosts: bool = True
     rpc_timeout: float = 30.0
+    #: the deploy journal (see :mod:`inaplanner.deploy.journal`): None = beside the testbed file
+    #: (no journal when the inventory has no file); False = none at all
+    journal_path: Path | None | bool = None
+    plan_label: str = ""  # what the journal calls the plan (e.g. its file)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +160,12 @@ class _Log:
 
     def __init__(self, path: Path | None, progress: ProgressCallback | None) -> None:
         self.lock = threading.Lock()
-        self.progress = progress
+        if isinstance(progress, Progress):
+            self.progress = progress
+        else:
+            self.progress = Progress()
+            if progress is not None:
+                self.progress.subscribe(progress)
         self.fh = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
         self.t0 = time.monotonic()
 
@@ -157,11 +181,10 @@ class _Log:
     def event(self, node: str, step: str, state: str, message: str = "",
               fraction: float | None = None) -> None:
         self.write(f"[{node}] {step} {state}" + (f": {message}" if message else ""))
-        if self.progress is not None:
-            try:
-                self.progress(Progress(node, step, state, message, fraction))
-            except Exception as exc:  # noqa: BLE001 - a broken callback must not break the run
-                self.write(f"progress callback failed: {exc!r}")
+        try:
+            self.progress.update(fraction, message, phase=step, node=node, state=state)
+        except Exception as exc:  # noqa: BLE001 - a broken listener must not break the run
+            self.write(f"progress callback failed: {exc!r}")
 
     def close(self) -> None:
         if self.fh is not None:
@@ -188,6 +211,7 @@ class _SwitchRun:
     original_entities: list[p4runtime_pb2.Entity] = field(default_factory=list)
     default_tables: list[int] = field(default_factory=list)
     touched: bool = False
+    failed_state: bool = False  # a rejected commit left the switch unable to answer reads
 
 
 class Deployer:
@@ -195,11 +219,14 @@ class Deployer:
 
     def __init__(self, scenario: Any, plan: Any, inventory: Inventory,
                  options: DeployOptions | None = None, progress: ProgressCallback | None = None,
-                 cancel: CancelFlag = None, desired: Desired | None = None) -> None:
+                 cancel: CancelToken | Callable[[], bool] | None = None,
+                 desired: Desired | None = None) -> None:
         self.scenario = scenario
         self.plan = plan
         self.inv = inventory
         self.opt = options or DeployOptions()
+        if cancel is None and isinstance(progress, Progress):
+            cancel = progress.token
         self._cancel_flag = cancel
         self._abort = threading.Event()  # set on the first failure: other switches stop early
         self.log = _Log(self.opt.log_path, progress)
@@ -208,6 +235,8 @@ class Deployer:
         self._build_lock = threading.Lock()
         self._builds: dict[tuple, tuple[threading.Event, list]] = {}
         self._saved_hosts: dict[str, bytes | None] = {}
+        self.journal: Journal | None = None
+        self._runs: dict[str, _SwitchRun] = {}
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -215,7 +244,7 @@ class Deployer:
         flag = self._cancel_flag
         if flag is None:
             return False
-        return flag.is_set() if isinstance(flag, threading.Event) else bool(flag())
+        return bool(flag())
 
     def _stop_requested(self) -> bool:
         return self.cancelled() or self._abort.is_set()
@@ -225,6 +254,80 @@ class Deployer:
             raise Cancelled(f"{node}: cancelled before {step}")
         if self._abort.is_set():
             raise _Aborted()
+
+    # ---- journal -------------------------------------------------------------------------------
+
+    def _journal_file(self) -> Path | None:
+        jp = self.opt.journal_path
+        if jp is False:
+            return None
+        if jp is None or jp is True:
+            return journal_path_for(self.inv.source)
+        return Path(jp)
+
+    def _open_journal(self, runs: dict[str, _SwitchRun], desired: Desired) -> None:
+        """Write the journal before the first write to any switch (prepare is over)."""
+        path = self._journal_file()
+        if path is None:
+            return
+        switches = [dict(id=sid, address=r.inv.p4runtime, device_id=r.inv.device_id,
+                         old_config="same" if r.same_pipeline else r.original_pipeline,
+                         new_config=r.config, old=r.original_entities, new=r.wanted,
+                         default_tables=r.default_tables) for sid, r in runs.items()]
+        hosts = [dict(id=hid, path=h.config_path, remote=h.ssh is not None, new=data)
+                 for hid, data in desired.hosts.items()
+                 if (h := self._host_inv(hid)) is not None]
+        self.journal = Journal.create(path, self.inv.source, self.opt.plan_label, switches, hosts)
+        self.log.write(f"journal written: {path}")
+
+    def _jmark(self, sid: str, state: str, message: str = "") -> None:
+        if self.journal is not None:
+            self.journal.mark(sid, state, message)
+
+    def _close_journal(self, runs: dict[str, _SwitchRun], report: DeployReport) -> None:
+        """Delete the journal when every switch holds one plan; else keep it and say how to
+        recover. After a successful deployment, record what each switch now runs."""
+        j = self.journal
+        if report.ok and not self.opt.dry_run and self._journal_file() is not None:
+            from inaplanner.deploy.journal import write_deployed
+
+            write_deployed(self.inv.source, {sid: (r.config.cookie.cookie if r.config else None)
+                                             for sid, r in runs.items()})
+        if j is None:
+            return
+        split = [sid for sid, r in runs.items()
+                 if r.touched and r.result.status not in ("deployed", "rolled back")]
+        if report.ok or not split:
+            j.finish()
+            self.journal = None
+            return
+        report.ok = False
+        note = (f"switches left between plans ({j.summary()}); journal {j.path}; run "
+                f"'inaplanner deploy --recover --testbed {self.inv.source} [--to old|new]'")
+        report.warnings.append(note)
+        self.log.write(note)
+
+    def _warn_no_pipeline(self, r: _SwitchRun) -> str:
+        """A switch without a pipeline that the last deployment left with one: the device_id
+        may be wrong (bmv2 answers reads for an unknown device with "no pipeline")."""
+        from inaplanner.deploy.journal import read_deployed
+
+        if self._journal_file() is None or r.inv.id not in read_deployed(self.inv.source):
+            return ""
+        note = (f"switch {r.inv.id} reports no pipeline but the last deployment installed one: "
+                f"device_id {r.inv.device_id} in {self.inv.source} may be wrong (or the switch "
+                "was restarted)")
+        self.log.event(r.inv.id, "snapshot", "info", f"warning: {note}")
+        report = getattr(self, "_report", None)
+        if report is not None and note not in report.warnings:
+            report.warnings.append(note)
+        return note
+
+    def plan_status(self) -> str:
+        """One line: which switches hold which plan now (for an abort message)."""
+        if self.journal is None:
+            return "no switch was written yet: every switch holds the old plan"
+        return self.journal.summary()
 
     def _ssh_cfg(self) -> paramiko.SSHConfig:
         if self._ssh_config is None:
@@ -259,9 +362,13 @@ class Deployer:
         self.log.write(f"deploy{' (dry run)' if self.opt.dry_run else ''}: testbed "
                       f"{self.inv.source}")
         try:
+            jpath = self._journal_file()
+            if jpath is not None:
+                refuse_if_unfinished(self.inv.source, path=jpath)
             check_against_scenario(self.inv, self.scenario)
             desired = self.desired()
             check_against_scenario(self.inv, self.scenario, required=set(desired.switches))
+            transport_warnings = check_transport(self.inv, set(desired.switches))
             contract = self._contract()
         except BaseException as exc:
             self.log.write(f"refused: {exc}")
@@ -269,13 +376,15 @@ class Deployer:
             raise
         runs = {sid: _SwitchRun(self.inv.switch(sid), ents, SwitchResult(sid, "not touched"))
                 for sid, ents in desired.switches.items()}
+        self._runs = runs
         hosts = {hid: HostResult(hid, "not touched",
                                  self.inv.hosts[hid].config_path if hid in self.inv.hosts else "")
                  for hid in desired.hosts}
         report = DeployReport(True, self.opt.dry_run, {s: r.result for s, r in runs.items()}, hosts,
                               log_path=str(self.opt.log_path or ""))
-        report.warnings = list(desired.warnings)
-        for w in desired.warnings:
+        report.warnings = list(desired.warnings) + transport_warnings
+        self._report = report
+        for w in report.warnings:
             self.log.event("plan", "entries", "info", f"warning: {w}")
         try:
             if self.opt.dry_run:
@@ -283,6 +392,7 @@ class Deployer:
                 self._dry_run_hosts(desired, hosts)
             else:
                 self._each(list(runs.values()), lambda r: self._prepare(r, contract))
+                self._open_journal(runs, desired)
                 self._each(list(runs.values()), self._apply)
                 self._each(list(desired.hosts.items()),
                            lambda item: self._push_host(item[0], item[1], hosts[item[0]]))
@@ -299,6 +409,7 @@ class Deployer:
         finally:
             self._close(runs)
             report.seconds = time.monotonic() - t0
+            self._close_journal(runs, report)
         self.log.write(report.text(details=self.opt.dry_run))
         self.log.close()
         return report
@@ -366,8 +477,13 @@ class Deployer:
 
     def _prepare(self, r: _SwitchRun, contract: p4info_pb2.P4Info) -> None:
         art = self._step(r, "build", lambda: self._artifacts(r.inv))
-        r.ids = self._step(r, "p4info", lambda: check_p4info(contract, art.p4info,
-                                                            f"switch {r.inv.id}"))
+        def p4info_step() -> dict[int, int]:
+            ids = check_p4info(contract, art.p4info, f"switch {r.inv.id}")
+            check_device_config(r.inv.target, art.device_config, art.p4info,
+                                program_name=r.inv.program_name)
+            return ids
+
+        r.ids = self._step(r, "p4info", p4info_step)
         r.wanted = [translate_entity(e, r.ids) for e in r.wanted]
         r.default_tables = sorted({e.table_entry.table_id for e in r.wanted if is_default_entry(e)})
         cfg = p4runtime_pb2.ForwardingPipelineConfig()
@@ -381,7 +497,7 @@ class Deployer:
             r.session = P4RTSession(r.inv.p4runtime, r.inv.device_id, r.inv.election_id,
                                     label=f"switch {r.inv.id}", primary=True,
                                     timeout=self.opt.rpc_timeout,
-                                    connect_timeout=self.inv.connect_timeout)
+                                    connect_timeout=self.inv.connect_timeout, tls=r.inv.tls)
             return f"primary on {r.inv.p4runtime}"
 
         self._step(r, "connect", connect)
@@ -395,8 +511,12 @@ class Deployer:
                 r.original_pipeline = r.session.get_pipeline(with_device_config=True)
                 if r.original_pipeline is None:
                     r.original_entities = []
+                    self._warn_no_pipeline(r)
                     return "no pipeline yet"
-            r.original_entities = r.session.read_state(r.default_tables)
+            try:
+                r.original_entities = r.session.read_state(r.default_tables)
+            except ReadFailed as exc:
+                raise InaplannerError(_failed_state(exc)) from None
             return (("same pipeline, " if r.same_pipeline else "")
                     + f"{len(r.original_entities)} entities")
 
@@ -485,9 +605,29 @@ class Deployer:
             if r.same_pipeline:
                 return "unchanged (same cookie), entries kept"
             r.touched = True
-            session.set_pipeline(r.config)
+            self._jmark(r.inv.id, "pipeline")
+            try:
+                session.set_pipeline(r.config)
+            except PipelineRejected as exc:
+                if exc.phase == "verify":  # the switch checked it and changed nothing
+                    r.touched = False
+                    self._jmark(r.inv.id, "prepared")
+                    raise InaplannerError(f"the switch refused the device config at VERIFY "
+                                          f"(nothing changed): {exc}") from None
+                try:  # a failed commit: can the switch still answer?
+                    session.read_state(r.default_tables)
+                except ReadFailed as read_exc:
+                    if read_exc.code == "FAILED_PRECONDITION" and r.original_pipeline is None:
+                        r.touched = False  # it had no pipeline and still has none
+                        self._jmark(r.inv.id, "prepared")
+                        raise exc from None
+                    r.failed_state = True
+                    msg = _failed_state(read_exc, after_push=True)
+                    self._jmark(r.inv.id, "pipeline failed", msg)
+                    raise InaplannerError(f"{exc}; {msg}") from None
+                raise
             r.result.pipeline_pushed = True
-            return "VERIFY_AND_COMMIT done"
+            return "VERIFY then VERIFY_AND_COMMIT done"
 
         self._step(r, "pipeline", pipeline)
 
@@ -500,6 +640,7 @@ class Deployer:
             if not updates:
                 return "nothing to change"
             r.touched = True
+            self._jmark(r.inv.id, "write")
 
             def on_batch(done: int, total: int) -> None:
                 r.result.written = done
@@ -520,6 +661,8 @@ class Deployer:
             return f"{len(back)} entities read back equal"
 
         self._step(r, "verify", verify)
+        if r.touched:
+            self._jmark(r.inv.id, "new")
         r.result.status = "deployed" if r.touched else "unchanged"
 
     def _stop_requested_or_raise(self) -> bool:
@@ -541,6 +684,13 @@ class Deployer:
     def _rollback(self, r: _SwitchRun) -> None:
         sid = r.inv.id
         self.log.event(sid, "rollback", "start")
+        if r.failed_state:
+            r.result.rollback = ("NOT POSSIBLE: the switch's pipeline is in a failed state; "
+                                 "restart it, then run 'inaplanner deploy --recover'")
+            r.result.status = "rollback failed"
+            self.log.event(sid, "rollback", "failed", r.result.rollback)
+            return
+        self._jmark(sid, "rollback")
         try:
             session = r.session
             if session is None:
@@ -562,10 +712,12 @@ class Deployer:
             notes.append(f"{len(r.original_entities)} entities as before")
             r.result.rollback = ", ".join(notes)
             r.result.status = "rolled back"
+            self._jmark(sid, "old")
             self.log.event(sid, "rollback", "done", r.result.rollback)
         except Exception as exc:  # noqa: BLE001 - report, keep rolling back the others
             r.result.rollback = f"FAILED: {_strip_label(str(exc), sid)}"
             r.result.status = "rollback failed"
+            self._jmark(sid, "rollback failed", r.result.rollback)
             self.log.event(sid, "rollback", "failed", r.result.rollback)
 
     # ---- workers -------------------------------------------------------------------------------
@@ -603,6 +755,8 @@ class Deployer:
 
             path = self.inv.local_path(hinv.config_path)
             old = path.read_bytes() if path.is_file() else None
+            if self.journal is not None:
+                self.journal.save_host(hinv.id, old)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, data)
             return old
@@ -611,6 +765,8 @@ class Deployer:
                 old: bytes | None = s.read_file(hinv.config_path)
             except sshmod.RemoteFileError:
                 old = None
+            if self.journal is not None:
+                self.journal.save_host(hinv.id, old)
             s.write_file_atomic(hinv.config_path, data)
             return old
 
@@ -648,23 +804,29 @@ class Deployer:
             with P4RTSession(r.inv.p4runtime, r.inv.device_id, r.inv.election_id,
                              label=f"switch {r.inv.id}", primary=False,
                              timeout=self.opt.rpc_timeout,
-                             connect_timeout=self.inv.connect_timeout) as session:
+                             connect_timeout=self.inv.connect_timeout, tls=r.inv.tls) as session:
                 running = session.get_pipeline(with_device_config=False)
                 wanted = r.wanted
                 current: list[p4runtime_pb2.Entity] = []
                 if running is None:
                     r.result.pipeline_change = "install"
+                    note = self._warn_no_pipeline(r)
+                    if note:
+                        r.result.pipeline_change += f" (warning: {note})"
                 else:
                     try:
                         ids = check_p4info(contract, running.p4info, f"switch {r.inv.id}")
                     except P4InfoMismatch as exc:
                         r.result.pipeline_change = f"replace ({exc.problems[0]})"
-                        current = session.read_state()
+                        defaults = []
                     else:
                         wanted = [translate_entity(e, ids) for e in r.wanted]
                         defaults = sorted({e.table_entry.table_id for e in wanted
                                            if is_default_entry(e)})
+                    try:
                         current = session.read_state(defaults)
+                    except ReadFailed as exc:
+                        raise InaplannerError(_failed_state(exc)) from None
                 index = _index(running if running is not None else _contract_config(contract))
             d: StateDiff = diff_state([] if r.result.pipeline_change else current, wanted)
             if r.result.pipeline_change and current:
@@ -714,6 +876,15 @@ def _first_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def _failed_state(exc: ReadFailed, after_push: bool = False) -> str:
+    """One line for a switch that runs a pipeline but cannot read its tables (bmv2 after a
+    rejected device config): it must be restarted; it is not empty."""
+    why = "after the rejected push " if after_push else ""
+    return (f"the switch's pipeline is in a failed state {why}(it still forwards but every table "
+            f"read fails: {_strip_label(str(exc), '').split('Read failed: ')[-1]}); restart the "
+            "switch (its P4Runtime server) before deploying again")
+
+
 def _strip_label(message: str, sid: str) -> str:
     for prefix in (f"switch {sid}: ", f"{sid}: "):
         if message.startswith(prefix):
@@ -752,7 +923,8 @@ def _change_lines(d: StateDiff, index: Any) -> list[str]:
 
 
 def deploy(scenario: Any, plan: Any, inventory: Inventory, options: DeployOptions | None = None,
-           progress: ProgressCallback | None = None, cancel: CancelFlag = None,
+           progress: ProgressCallback | None = None,
+           cancel: CancelToken | Callable[[], bool] | None = None,
            desired: Desired | None = None) -> DeployReport:
     """Deploy ``plan`` (or with ``options.dry_run``, show what would change). Never raises for a
     failed step: the report says which switch, step and cause, and what was rolled back. Raises

@@ -59,3 +59,73 @@ def config_cookie(p4info_bytes: bytes, device_config: bytes) -> int:
     h.update(p4info_bytes)
     h.update(device_config)
     return int.from_bytes(h.digest()[:8], "big") or 1
+
+
+def check_device_config(target: str, data: bytes, p4info, label: str = "",
+                        program_name: str = "") -> None:
+    """A structural check of a device config against its P4Info before it is sent (a switch
+    that rejects one at commit time may be left unable to answer reads, as bmv2 is).
+
+    * bmv2: a JSON object (p4c's output) whose ``pipelines`` hold every table of the P4Info and
+      whose ``actions`` hold every action of it, by name.
+    * tofino: a package as :func:`pack_tofino_config` makes it: the program name, a non-empty
+      tofino.bin and a context.json that is a JSON object.
+
+    Raises InaplannerError naming ``label`` and the first problem."""
+    import json
+
+    where = f"{label}: " if label else ""
+    if target == "tofino":
+        name, binary, context = unpack_tofino_config(data)
+        if program_name and name != program_name:
+            raise InaplannerError(f"{where}Tofino device config is for program {name!r}, not "
+                                  f"{program_name!r}")
+        if not binary:
+            raise InaplannerError(f"{where}Tofino device config: tofino.bin is empty")
+        try:
+            ok = isinstance(json.loads(context), dict)
+        except (ValueError, RecursionError):
+            ok = False
+        if not ok:
+            raise InaplannerError(f"{where}Tofino device config: context.json is not a JSON "
+                                  "object")
+        return
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InaplannerError(f"{where}the bmv2 device config is not valid JSON ({len(data)} "
+                              f"bytes; truncated?): {str(exc)[:80]}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("pipelines"), list):
+        raise InaplannerError(f"{where}the bmv2 device config is not p4c's bmv2 JSON (no "
+                              "'pipelines' list)")
+    tables: set[str] = set()
+    for pipe in doc["pipelines"]:
+        for t in (pipe.get("tables") or []) if isinstance(pipe, dict) else []:
+            if isinstance(t, dict):
+                tables.add(str(t.get("name", "")))
+    actions = {str(a.get("name", "")) for a in doc.get("actions") or [] if isinstance(a, dict)}
+    for t in p4info.tables:
+        if t.preamble.name not in tables:
+            raise InaplannerError(f"{where}the bmv2 device config has no table "
+                                  f"{t.preamble.name!r} of the P4Info (built from another "
+                                  "program?)")
+    for a in p4info.actions:
+        if a.preamble.name not in actions:
+            raise InaplannerError(f"{where}the bmv2 device config has no action "
+                                  f"{a.preamble.name!r} of the P4Info (built from another "
+                                  "program?)")
+
+
+def stub_bmv2_json(p4info, program: str = "ina_v1model") -> bytes:
+    """A minimal bmv2-JSON-shaped device config naming the P4Info's tables and actions, for
+    emulated switches (which do not run it) and tests."""
+    import json
+
+    doc = {
+        "emulated": True, "program": program,
+        "pipelines": [{"name": "ingress",
+                       "tables": [{"name": t.preamble.name, "id": i}
+                                  for i, t in enumerate(p4info.tables)]}],
+        "actions": [{"name": a.preamble.name, "id": i} for i, a in enumerate(p4info.actions)],
+    }
+    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")

@@ -2,13 +2,17 @@
 127.0.0.1, and the ``testbed.toml`` that points the deployer at them.
 
 The switches have no build host (no ``ssh_host``): their P4Info is the checked-in contract and their
-device config a small local file, since the emulator accepts any non-empty device config. Worker
+device config a small local file shaped like p4c's bmv2 JSON (it names the P4Info's tables and
+actions, so the deployer's structural check passes; the emulator does not run it). Worker
 configurations go to local files under ``workers/`` next to the testbed file.
+
+The testbed file says ``tls = false`` (the emulators listen on loopback) unless ``tls`` is given:
+then the emulators serve TLS (mTLS when it carries a client CA) and the file names the CA and
+client certificate and key to use.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +20,12 @@ from typing import Any
 from inaplanner.dataplane.p4info import DEFAULT_P4INFO
 from inaplanner.errors import InaplannerError
 from inaplanner.testbed.inventory import (
+    DEFAULT_ELECTION_ID,
     TARGET_DEFAULTS,
     HostInventory,
     Inventory,
     SwitchInventory,
+    TLSSettings,
     save_inventory,
 )
 
@@ -32,10 +38,14 @@ class EmulatedTestbed:
     handles: dict[str, Any] = field(default_factory=dict)  # switch id -> EmulatorHandle
     path: Path | None = None
 
-    def stop(self) -> None:
-        for h in self.handles.values():
-            h.stop()
+    def stop(self, grace: float = 0.2, timeout: float = 1.0) -> None:
+        """Stop every emulator at once (a short grace for RPCs in flight, then at most
+        ``timeout`` seconds for their threads)."""
+        handles = list(self.handles.values())
         self.handles.clear()
+        done = [h.begin_stop(grace) for h in handles]
+        for h, ev in zip(handles, done, strict=True):
+            h.finish_stop(ev, timeout)
 
     def __enter__(self) -> EmulatedTestbed:
         return self
@@ -53,11 +63,16 @@ def emulated_switch_ids(scenario: Any) -> list[str]:
 
 def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
                            switch_ids: list[str] | None = None, write: bool = True,
-                           p4info: Path = DEFAULT_P4INFO) -> EmulatedTestbed:
+                           p4info: Path = DEFAULT_P4INFO, behaviour: str = "strict",
+                           server_tls: Any = None, client_tls: TLSSettings | None = None,
+                           max_multicast_groups: int | None = None) -> EmulatedTestbed:
     """Start the emulators and write ``out`` (the testbed file) and the device config beside it.
 
     ``base_port`` 0 lets each emulator pick a free port; otherwise switch i listens on
-    ``base_port + i``.
+    ``base_port + i``. ``behaviour`` ("strict" or "bmv2") and ``max_multicast_groups`` go to
+    every emulator (:func:`inaplanner.emulator.target.start_emulator`); ``server_tls`` (a
+    :class:`~inaplanner.emulator.target.ServerTLS`) makes them serve TLS, and ``client_tls`` is
+    what the testbed file tells the deployer and the monitor.
     """
     from inaplanner.emulator.target import start_emulator
 
@@ -71,7 +86,10 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
     try:
         for i, sid in enumerate(ids):
             port = base_port + i if base_port else 0
-            handle = start_emulator("127.0.0.1", port, device_id=1, name=sid)
+            kw = {} if max_multicast_groups is None else \
+                {"max_multicast_groups": max_multicast_groups}
+            handle = start_emulator("127.0.0.1", port, device_id=1, name=sid,
+                                    behaviour=behaviour, tls=server_tls, **kw)
             tb.handles[sid] = handle
             ports = {}
             for neighbour in sorted(scenario.neighbours(sid)):
@@ -80,10 +98,11 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
                     ports[neighbour] = int(p)
             tb.inventory.switches[sid] = SwitchInventory(
                 id=sid, p4runtime=handle.address, device_id=1, target="bmv2",
-                election_id=(0, 1), ssh=None, workdir="inaplanner-build",
+                election_id=DEFAULT_ELECTION_ID, ssh=None, workdir="inaplanner-build",
                 build_command=TARGET_DEFAULTS["bmv2"]["build_command"],
                 program="ina_v1model.p4", program_name="ina_v1model",
                 p4info_path=str(p4info), device_config_path=DEVICE_CONFIG_NAME, ports=ports,
+                tls=client_tls if client_tls is not None else TLSSettings(False),
             )
         members = []
         for job in scenario.jobs:
@@ -91,11 +110,13 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
         for hid in dict.fromkeys(members):
             tb.inventory.hosts[hid] = HostInventory(hid, None, f"workers/{hid}.json")
         if write:
+            from inaplanner.dataplane.p4info import parse_p4info_text
+            from inaplanner.deploy.device_config import stub_bmv2_json
             from inaplanner.io.atomic import atomic_write_text
 
-            atomic_write_text(directory / DEVICE_CONFIG_NAME, json.dumps(
-                {"emulated": True, "program": "ina_v1model",
-                 "note": "the emulated target accepts any non-empty device config"}) + "\n")
+            info = parse_p4info_text(Path(p4info).read_text(encoding="utf-8"), str(p4info))
+            atomic_write_text(directory / DEVICE_CONFIG_NAME,
+                              stub_bmv2_json(info).decode("utf-8"))
             save_inventory(tb.inventory, out, header=(
                 f"Emulated testbed for scenario {scenario.name!r}, written by "
                 "'inaplanner testbed emulate'.\nThe switches listen on 127.0.0.1 while that "

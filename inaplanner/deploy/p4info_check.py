@@ -66,7 +66,10 @@ def check_p4info(contract: p4info_pb2.P4Info, built: p4info_pb2.P4Info,
         raise P4InfoMismatch(label, [str(exc)]) from None
     problems: list[str] = []
     ids: dict[int, int] = {}
-    actions = _pair("action", c.actions, b.actions, problems)
+    # only actions a table offers can appear in an entry (values_step is called by the program)
+    usable = {a for t in c.tables.values() for a in t.actions}
+    actions = _pair("action", {i: a for i, a in c.actions.items() if i in usable}, b.actions,
+                    problems)
     for cid, bid in actions.items():
         ca, ba = c.actions[cid], b.actions[bid]
         want = sorted((p.name, p.id, p.bitwidth) for p in ca.params)

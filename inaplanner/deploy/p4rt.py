@@ -9,13 +9,24 @@ shell's iterator loops forever on the OK-before-failure shape that bmv2/PI and S
 
 Read-only uses (dry runs) do not open a stream at all: Read and GetForwardingPipelineConfig need
 no arbitration, so a dry run never disturbs the controller that is primary.
+
+The channel is TLS (``grpc.secure_channel`` with ``grpc.ssl_channel_credentials``: the testbed's
+``ca_cert``, and ``client_cert``/``client_key`` for mutual TLS, ``server_name`` as the expected
+certificate name) unless the testbed says ``tls = false``. The stream's own errors (p4runtime-shell
+logs them as ``CRITICAL:root:StreamChannel error``) are logged at debug on ``inaplanner.p4rt`` and
+kept in :attr:`P4RTSession.stream_error` so a caller reports one line per switch.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import queue
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
@@ -23,10 +34,15 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4runtime_sh.p4runtime import P4RuntimeClient
 
+# gRPC's C core prints its own TLS and connection errors to stderr; we report them per switch
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 from inaplanner.dataplane.p4info import P4InfoIndex
 from inaplanner.deploy.p4rt_errors import parse_write_error
 from inaplanner.errors import Cancelled, InaplannerError
-from inaplanner.testbed.inventory import split_address
+from inaplanner.testbed.inventory import TLSSettings, split_address
+
+log = logging.getLogger("inaplanner.p4rt")
 
 DEFAULT_BATCH = 500
 DEFAULT_RPC_TIMEOUT = 30.0
@@ -53,6 +69,23 @@ class NotPrimary(P4RTError):
     pass
 
 
+class PipelineRejected(P4RTError):
+    """SetForwardingPipelineConfig failed. ``phase`` is "verify" (nothing changed on the switch)
+    or "commit" (the switch may be left with a failed pipeline)."""
+
+    def __init__(self, message: str, phase: str) -> None:
+        self.phase = phase
+        super().__init__(message)
+
+
+class ReadFailed(P4RTError):
+    """A Read RPC failed; ``code`` is the gRPC status code name."""
+
+    def __init__(self, message: str, code: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
 class EntityRejected(P4RTError):
     """The target refused one update of a batch. ``applied`` updates before/around it went in."""
 
@@ -71,7 +104,40 @@ class EntityRejected(P4RTError):
 def _grpc_detail(exc: grpc.RpcError) -> str:
     code = exc.code() if hasattr(exc, "code") else None
     name = code.name if code is not None else "ERROR"
-    return f"{name}: {exc.details() if hasattr(exc, 'details') else exc}"
+    detail = f"{name}: {exc.details() if hasattr(exc, 'details') else exc}"
+    low = detail.lower()
+    if any(w in low for w in ("handshake", "ssl", "certificate", "tls", "verification check")):
+        detail = ("TLS handshake failed (check the testbed's tls, ca_cert, client_cert/client_key "
+                  f"and server_name against the switch's certificates): {detail}")
+    return detail
+
+
+def _read_pem(path: Path | None, what: str, label: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise P4RTError(f"{label}: cannot read {what} {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN" not in data:
+        raise P4RTError(f"{label}: {what} {path} is not a PEM file")
+    return data
+
+
+def make_channel(address: str, tls: TLSSettings | None, label: str = "") -> grpc.Channel:
+    """A gRPC channel to ``address``: TLS as ``tls`` says, plaintext when it is off or None."""
+    if tls is None or not tls.enabled:
+        return grpc.insecure_channel(address, options=GRPC_OPTIONS)
+    label = label or address
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=_read_pem(tls.ca_cert, "ca_cert", label),
+        private_key=_read_pem(tls.client_key, "client_key", label),
+        certificate_chain=_read_pem(tls.client_cert, "client_cert", label),
+    )
+    options = list(GRPC_OPTIONS)
+    if tls.server_name:
+        options.append(("grpc.ssl_target_name_override", tls.server_name))
+    return grpc.secure_channel(address, creds, options=options)
 
 
 def probe_tcp(address: str, label: str, timeout: float) -> None:
@@ -94,9 +160,65 @@ def probe_tcp(address: str, label: str, timeout: float) -> None:
 
 
 class _Client(P4RuntimeClient):
-    """p4runtime-shell's client with a handshake that raises instead of calling ``sys.exit``."""
+    """p4runtime-shell's client on a channel we make (TLS or not), with a handshake that raises
+    instead of calling ``sys.exit`` and a stream reader that logs at debug instead of CRITICAL."""
 
     handshake_timeout = 5.0
+
+    def __init__(self, device_id: int, channel: grpc.Channel, election_id: list[int],
+                 label: str = "") -> None:  # noqa: D107 - replaces the library's constructor
+        self.device_id = device_id
+        self.election_id = election_id
+        self.role_name = None
+        self.ssl_options = None
+        self.label = label
+        self.stream_error = ""
+        self.channel = channel
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
+        self.set_up_stream()
+
+    def set_up_stream(self) -> None:
+        self.stream_out_q: queue.Queue = queue.Queue()
+        kinds = ("arbitration", "packet", "digest", "idle_timeout_notification", "unknown")
+        self.stream_in_q = {k: queue.Queue() for k in kinds}
+
+        def requests():
+            while True:
+                item = self.stream_out_q.get()
+                if item is None:
+                    return
+                yield item
+
+        def receive(stream) -> None:
+            try:
+                for msg in stream:
+                    which = msg.WhichOneof("update")
+                    self.stream_in_q[which if which in self.stream_in_q else "unknown"].put(msg)
+            except grpc.RpcError as exc:
+                if exc.code() != grpc.StatusCode.CANCELLED:
+                    self.stream_error = _grpc_detail(exc)
+                    log.debug("%s: StreamChannel error: %s", self.label, self.stream_error)
+            except Exception as exc:  # noqa: BLE001 - a reader thread must not raise
+                self.stream_error = repr(exc)
+                log.debug("%s: StreamChannel reader failed: %r", self.label, exc)
+            finally:
+                for q in self.stream_in_q.values():
+                    q.put(None)
+
+        self.stream = self.stub.StreamChannel(requests())
+        self.stream_recv_thread = threading.Thread(target=receive, args=(self.stream,),
+                                                   name=f"p4rt-stream {self.label}", daemon=True)
+        self.stream_recv_thread.start()
+        self.handshake()
+
+    def tear_down(self) -> None:
+        self.stream_out_q.put(None)
+        try:
+            self.stream.cancel()
+        except Exception:  # noqa: BLE001 - closing must not raise
+            pass
+        self.stream_recv_thread.join(2.0)
+        self.channel.close()
 
     def handshake(self) -> None:  # called by P4RuntimeClient.__init__
         req = p4runtime_pb2.StreamMessageRequest()
@@ -108,13 +230,13 @@ class _Client(P4RuntimeClient):
         self.stream_out_q.put(req)
         rep = self.get_stream_packet("arbitration", timeout=self.handshake_timeout)
         if rep is None:
-            detail = ""
-            try:
-                if self.stream.done():
-                    detail = _grpc_detail(self.stream)
-            except Exception:  # noqa: BLE001 - best effort detail only
-                detail = ""
+            detail = self.stream_error
             self.tear_down()
+            if "INVALID_ARGUMENT" in detail and "already" in detail.lower():
+                raise P4RTError(
+                    f"another controller holds the switch with election id {self.election_id} "
+                    f"(arbitration refused it as already used: {detail}); give this testbed's "
+                    "switch another election_id, higher than the other controller's to take over")
             raise P4RTError("no arbitration answer" + (f" ({detail})" if detail else ""))
         self.arbitration_status = rep.arbitration.status
         self.is_primary = rep.arbitration.status.code == code_pb2.OK
@@ -133,7 +255,7 @@ class P4RTSession:
 
     def __init__(self, address: str, device_id: int, election_id: tuple[int, int] = (0, 1),
                  label: str = "", primary: bool = True, timeout: float = DEFAULT_RPC_TIMEOUT,
-                 connect_timeout: float = 5.0) -> None:
+                 connect_timeout: float = 5.0, tls: TLSSettings | None = None) -> None:
         self.address = address
         self.device_id = device_id
         self.election_id = election_id
@@ -144,7 +266,8 @@ class P4RTSession:
         probe_tcp(address, self.label, connect_timeout)
         if primary:
             try:
-                self.client = _Client(device_id, address, list(election_id))
+                self.client = _Client(device_id, make_channel(address, tls, self.label),
+                                      list(election_id), label=self.label)
             except P4RTError as exc:
                 raise P4RTError(f"{self.label}: P4Runtime session with {address} (device "
                                 f"{device_id}) failed: {exc}") from None
@@ -156,12 +279,18 @@ class P4RTSession:
                 raise NotPrimary(
                     f"{self.label}: could not become primary on {address} (device {device_id}) "
                     f"with election id {list(election_id)}: {code_pb2.Code.Name(status.code)} "
-                    f"{status.message}; another controller holds a higher election id"
+                    f"{status.message}; another controller holds the switch (arbitration: "
+                    "its election id is higher)"
                 )
             self.stub = self.client.stub
         else:
-            self._channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)
+            self._channel = make_channel(address, tls, self.label)
             self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
+
+    @property
+    def stream_error(self) -> str:
+        """The stream's last error ("" when none): one line for the switch's report."""
+        return self.client.stream_error if self.client is not None else ""
 
     def __enter__(self) -> P4RTSession:
         return self
@@ -213,15 +342,22 @@ class P4RTSession:
             raise self._fail("reading the pipeline config", exc) from None
         return rep.config
 
-    def set_pipeline(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> None:
-        """SetForwardingPipelineConfig(VERIFY_AND_COMMIT). The device drops every entity."""
-        req = _Pipe(device_id=self.device_id, action=_Pipe.VERIFY_AND_COMMIT)
-        req.election_id.high, req.election_id.low = self.election_id
-        req.config.CopyFrom(config)
-        try:
-            self.stub.SetForwardingPipelineConfig(req, timeout=max(self.timeout, 120.0))
-        except grpc.RpcError as exc:
-            raise self._fail("SetForwardingPipelineConfig (VERIFY_AND_COMMIT)", exc) from None
+    def set_pipeline(self, config: p4runtime_pb2.ForwardingPipelineConfig,
+                     verify_first: bool = True) -> None:
+        """SetForwardingPipelineConfig: VERIFY first (the switch checks the config and changes
+        nothing), then VERIFY_AND_COMMIT. The device drops every entity. Raises
+        :class:`PipelineRejected` naming the phase that failed."""
+        actions = ((_Pipe.VERIFY, "verify"),) if verify_first else ()
+        for action, phase in actions + ((_Pipe.VERIFY_AND_COMMIT, "commit"),):
+            req = _Pipe(device_id=self.device_id, action=action)
+            req.election_id.high, req.election_id.low = self.election_id
+            req.config.CopyFrom(config)
+            try:
+                self.stub.SetForwardingPipelineConfig(req, timeout=max(self.timeout, 120.0))
+            except grpc.RpcError as exc:
+                name = "VERIFY" if phase == "verify" else "VERIFY_AND_COMMIT"
+                raise PipelineRejected(f"{self.label}: SetForwardingPipelineConfig ({name}) "
+                                       f"failed: {_grpc_detail(exc)}", phase) from None
 
     # ---- reads ---------------------------------------------------------------------------------
 
@@ -233,7 +369,8 @@ class P4RTSession:
             for rep in self.stub.Read(req, timeout=self.timeout):
                 out.extend(rep.entities)
         except grpc.RpcError as exc:
-            raise self._fail("Read", exc) from None
+            raise ReadFailed(f"{self.label}: Read failed: {_grpc_detail(exc)}",
+                             exc.code().name if exc.code() is not None else "UNKNOWN") from None
         return out
 
     def read_state(self, default_tables: Sequence[int] = ()) -> list[p4runtime_pb2.Entity]:

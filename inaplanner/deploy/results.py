@@ -1,11 +1,20 @@
-"""What a deployment reports: progress events, per-switch and per-host results, the final report,
-and the error type that names the switch (or host), the step and the cause."""
+"""What a deployment reports: per-switch and per-host results, the final report, and the error
+type that names the switch (or host), the step and the cause.
+
+Progress goes through the program's one protocol, :mod:`inaplanner.progress`: each event is a
+:class:`~inaplanner.progress.ProgressEvent` with ``node`` (the switch, worker or ``plan``),
+``phase`` (the step: connect, build, pipeline, write, verify, config, ...), ``state`` (start, done,
+failed, skipped, info, progress, output), ``message`` and, for long steps, ``fraction``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from inaplanner.errors import InaplannerError
+from inaplanner.progress import ProgressEvent
+
+#: the deploy's progress event is the protocol's event (the same class, under its former name)
+Progress = ProgressEvent
 
 
 class DeployError(InaplannerError):
@@ -16,18 +25,6 @@ class DeployError(InaplannerError):
         self.step = step
         self.cause = cause
         super().__init__(f"{node}: {step}: {cause}")
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One progress event. ``state`` is start, done, failed, skipped or info; ``fraction`` in [0, 1]
-    for long steps (the write)."""
-
-    node: str
-    step: str
-    state: str
-    message: str = ""
-    fraction: float | None = None
 
 
 @dataclass

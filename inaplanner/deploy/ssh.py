@@ -27,10 +27,10 @@ from pathlib import Path
 import paramiko
 
 from inaplanner.errors import Cancelled, InaplannerError
+from inaplanner.progress import CancelToken
 from inaplanner.testbed.inventory import SSHTarget
 
 LineCallback = Callable[[str], None]
-CancelCheck = Callable[[], bool]
 
 PID_MARKER = "__INAPLANNER_PID__"
 LAST_LINES = 20
@@ -467,7 +467,7 @@ class Session:
     # ---- commands ------------------------------------------------------------------------------
 
     def run(self, command: str, *, cwd: str | None = None, timeout: float,
-            on_line: LineCallback | None = None, cancel: CancelCheck | None = None,
+            on_line: LineCallback | None = None, cancel: CancelToken | Callable[[], bool] | None = None,
             what: str = "remote command") -> RunResult:
         """Run ``command`` (a shell command line) with an overall deadline of ``timeout`` seconds.
 

@@ -46,6 +46,7 @@ class DeviceState:
 
     clock: Callable[[], float]
     seed: int = 0
+    max_groups: int | None = None  # multicast group table size (None: unlimited)
     p4info: P4InfoIndex | None = None
     config: p4runtime_pb2.ForwardingPipelineConfig | None = None
     tables: dict[int, dict[tuple, p4runtime_pb2.TableEntry]] = field(default_factory=dict)
@@ -148,6 +149,9 @@ class DeviceState:
         if utype == INSERT:
             if gid in self.groups:
                 raise EntityError(code_pb2.ALREADY_EXISTS, f"multicast group {gid} exists")
+            if self.max_groups is not None and len(self.groups) >= self.max_groups:
+                raise EntityError(code_pb2.RESOURCE_EXHAUSTED,
+                                  f"multicast group table is full ({self.max_groups} groups)")
             self.groups[gid] = canon
         elif gid not in self.groups:
             raise EntityError(code_pb2.NOT_FOUND, f"multicast group {gid} does not exist")

@@ -18,6 +18,22 @@ tell the difference:
 * Read with wildcards (all tables / one table / one entry, all groups, all counters / cells).
 * Counters as the P4Info declares them; :meth:`EmulatorHandle.set_port_rates` makes them grow.
 * Register access is UNIMPLEMENTED, as on bmv2.
+* A device config that starts like JSON must be a JSON object, and when it is a bmv2 JSON (has
+  ``pipelines``) its tables must be the P4Info's; the multicast group table has a limit
+  (``max_multicast_groups``).
+
+``behaviour`` chooses how refusals look. ``"strict"`` (the default) answers as the P4Runtime spec
+says: INVALID_ARGUMENT for a bad device config (nothing changes), RESOURCE_EXHAUSTED for a full
+table or multicast group table, NOT_FOUND for a wrong device id at arbitration. ``"bmv2"`` answers
+as ``simple_switch_grpc`` (PI) does: a refused update is UNKNOWN; a rejected VERIFY_AND_COMMIT
+(UNKNOWN) leaves the switch forwarding with its old pipeline while every Read fails (UNKNOWN) and
+every later pipeline push fails, until :meth:`EmulatorHandle.restart`; a wrong device id is
+accepted at arbitration, reads answer FAILED_PRECONDITION "no pipeline", and a pipeline push for
+it fails and stops the switch.
+
+The server can use TLS, with client certificates required (mTLS) or not (:class:`ServerTLS`).
+:meth:`EmulatorHandle.stop` ends open streams, stops the gRPC server with a short grace period and
+joins its threads with timeouts, so a process serving emulators exits promptly.
 
 Use :func:`start_emulator` (port 0 picks a free port).
 """
@@ -25,6 +41,7 @@ Use :func:`start_emulator` (port 0 picks a free port).
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import queue
 import threading
 import time
@@ -71,16 +88,81 @@ class _Client:
 
 FailPredicate = Callable[[p4runtime_pb2.Update], "bool | str"]
 
+BEHAVIOURS = ("strict", "bmv2")
+DEFAULT_MAX_MULTICAST_GROUPS = 4096
+#: what PI/bmv2 says in these cases (its real reason is only in the switch's log)
+BMV2_UNEXPECTED = "Unexpected error in RPC handling"
+BMV2_READ_FAILED = "Error when reading table entries from target"
+BMV2_FIRST_PHASE = "Error in first phase of device update"
+BMV2_ASSIGN = "Error when trying to assign device"
+BMV2_NO_PIPELINE = "No forwarding pipeline config set for this device"
+
+
+@dataclass(frozen=True)
+class ServerTLS:
+    """PEM bytes for a TLS server: its certificate chain and key; ``client_ca`` set and
+    ``require_client_auth`` True make it refuse clients without a certificate from that CA."""
+
+    cert_chain: bytes
+    private_key: bytes
+    client_ca: bytes | None = None
+    require_client_auth: bool = False
+
+
+def check_device_config(data: bytes, index: P4InfoIndex) -> str:
+    """Why ``data`` is not a device config for ``index``'s program ("" when it may be).
+
+    Structural only: a config that starts like JSON must be a JSON object, and a bmv2 JSON (one
+    with ``pipelines``) must name every table of the P4Info. Other blobs (Tofino packages) are
+    taken as they are."""
+    head = data.lstrip()[:1]
+    if head not in (b"{", b"["):
+        return ""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        return f"device config is not valid JSON ({str(exc)[:80]})"
+    if not isinstance(doc, dict):
+        return "device config is JSON but not an object"
+    pipelines = doc.get("pipelines")
+    if pipelines is None:
+        return ""
+    names: set[str] = set()
+    try:
+        for pipe in pipelines:
+            for t in pipe.get("tables", []):
+                names.add(str(t.get("name", "")))
+    except (AttributeError, TypeError):
+        return "device config: 'pipelines' is not a list of pipelines with tables"
+    missing = [t.name for t in index.tables.values() if t.name not in names]
+    if missing:
+        return f"device config has no table {missing[0]!r} of the P4Info"
+    return ""
+
 
 class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The servicer: one device. All state changes happen under ``self.lock``."""
 
     def __init__(self, device_id: int, name: str, clock: Callable[[], float] = time.monotonic,
-                 seed: int = 0) -> None:
+                 seed: int = 0, behaviour: str = "strict",
+                 max_multicast_groups: int | None = DEFAULT_MAX_MULTICAST_GROUPS) -> None:
+        if behaviour not in BEHAVIOURS:
+            raise InaplannerError(f"emulated switch {name}: behaviour must be one of "
+                                  f"{', '.join(BEHAVIOURS)}, got {behaviour!r}")
         self.device_id = device_id
         self.name = name
+        self.behaviour = behaviour
         self.lock = threading.RLock()
-        self.state = DeviceState(clock=clock, seed=seed)
+        self._clock, self._seed = clock, seed
+        self.max_multicast_groups = max_multicast_groups
+        self.state = DeviceState(clock=clock, seed=seed, max_groups=max_multicast_groups)
+        #: bmv2: a rejected commit left the pipeline failed (reads fail until a restart)
+        self.failed = False
+        self.fail_next_commit = False  # test hook: the next commit fails after VERIFY passed
+        self.on_die: Callable[[], None] | None = None
+        #: test hook: called as ``hook(rpc_name, request)`` when a Write, a Read or a
+        #: SetForwardingPipelineConfig arrives, before it is handled (it may block)
+        self.rpc_hook: Callable[[str, object], None] | None = None
         self.saved: tuple[p4runtime_pb2.ForwardingPipelineConfig, P4InfoIndex] | None = None
         self.clients: list[_Client] = []
         self.fail_predicate: FailPredicate | None = None
@@ -114,7 +196,7 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _arbitrate(self, client: _Client, update: p4runtime_pb2.MasterArbitrationUpdate):
         """Handle a MasterArbitrationUpdate; return (grpc code, message) to end the stream."""
-        if update.device_id != self.device_id:
+        if update.device_id != self.device_id and self.behaviour != "bmv2":
             code = grpc.StatusCode.FAILED_PRECONDITION if client.registered else \
                 grpc.StatusCode.NOT_FOUND
             return code, f"device id {update.device_id} is not this device ({self.device_id})"
@@ -198,10 +280,28 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _check_device(self, device_id: int, context) -> None:
         if device_id != self.device_id:
+            if self.behaviour == "bmv2":  # PI knows no such device: "no pipeline"
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, BMV2_NO_PIPELINE)
             context.abort(grpc.StatusCode.NOT_FOUND,
                           f"device id {device_id} is not this device ({self.device_id})")
 
+    def _die(self) -> None:
+        """bmv2 after a push for a device it does not have: the process goes away."""
+        if self.on_die is not None:
+            threading.Thread(target=self.on_die, name=f"{self.name}-die", daemon=True).start()
+
+    def _refuse(self, context, code: grpc.StatusCode, message: str):
+        """Refuse an RPC: the given code in strict mode, UNKNOWN as bmv2 says otherwise."""
+        if self.behaviour == "bmv2":
+            context.abort(grpc.StatusCode.UNKNOWN, BMV2_UNEXPECTED)
+        context.abort(code, message)
+
     def SetForwardingPipelineConfig(self, request, context):  # noqa: N802
+        if self.rpc_hook is not None:
+            self.rpc_hook("SetForwardingPipelineConfig", request)
+        if request.device_id != self.device_id and self.behaviour == "bmv2":
+            self._die()
+            context.abort(grpc.StatusCode.UNKNOWN, BMV2_ASSIGN)
         self._check_device(request.device_id, context)
         with self.lock:
             if not self._is_primary(request.role, request.HasField("election_id"),
@@ -209,6 +309,8 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
                 context.abort(grpc.StatusCode.PERMISSION_DENIED,
                               "only the primary client may set the pipeline config")
             action = request.action
+            if self.failed:
+                context.abort(grpc.StatusCode.UNKNOWN, BMV2_FIRST_PHASE)
             if action == _Pipe.COMMIT:
                 if self.saved is None:
                     context.abort(grpc.StatusCode.FAILED_PRECONDITION,
@@ -220,6 +322,16 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
             if action == _Pipe.UNSPECIFIED:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is unspecified")
             index = self._verify(request.config, context)
+            problem = check_device_config(request.config.p4_device_config, index)
+            if not problem and action != _Pipe.VERIFY and self.fail_next_commit:
+                self.fail_next_commit = False
+                problem = "the target failed to load the device config (injected)"
+            if problem:
+                if self.behaviour == "bmv2" and action in (_Pipe.VERIFY_AND_COMMIT,
+                                                           _Pipe.RECONCILE_AND_COMMIT):
+                    self.failed = True  # the old pipeline forwards on, reads fail from now on
+                    context.abort(grpc.StatusCode.UNKNOWN, BMV2_UNEXPECTED)
+                self._refuse(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
             if action == _Pipe.VERIFY_AND_SAVE:
                 self.saved = (p4runtime_pb2.ForwardingPipelineConfig(), index)
                 self.saved[0].CopyFrom(request.config)
@@ -266,6 +378,8 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
             return reply
 
     def Write(self, request, context):  # noqa: N802
+        if self.rpc_hook is not None:
+            self.rpc_hook("Write", request)
         self._check_device(request.device_id, context)
         with self.lock:
             self.write_requests += 1
@@ -275,6 +389,8 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
                               "write from a client that is not the primary")
             if self.state.p4info is None:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline config is set")
+            if self.failed:
+                context.abort(grpc.StatusCode.UNKNOWN, BMV2_UNEXPECTED)
             if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                 context.abort(grpc.StatusCode.UNIMPLEMENTED,
                               "only CONTINUE_ON_ERROR atomicity is supported")
@@ -285,7 +401,7 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
                     self.state.apply(update)
                     results.append((code_pb2.OK, ""))
                 except EntityError as exc:
-                    results.append((exc.code, exc.message))
+                    results.append(self._entity_refusal(exc))
         if all(code == code_pb2.OK for code, _ in results):
             return p4runtime_pb2.WriteResponse()
         status = build_write_status(results)
@@ -293,6 +409,14 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
         context.set_code(grpc.StatusCode.UNKNOWN)
         context.set_details(status.message)
         return p4runtime_pb2.WriteResponse()
+
+    def _entity_refusal(self, exc: EntityError) -> tuple[int, str]:
+        """(code, message) of a refused update: bmv2 says UNKNOWN for what its driver refuses
+        (a full table or multicast group table; the reason only goes to its log)."""
+        if self.behaviour == "bmv2" and exc.code in (code_pb2.RESOURCE_EXHAUSTED,
+                                                     code_pb2.INTERNAL, code_pb2.UNKNOWN):
+            return code_pb2.UNKNOWN, "Error when adding entry to target"
+        return exc.code, exc.message
 
     def _injected_failure(self, update: p4runtime_pb2.Update) -> None:
         if self.fail_predicate is None:
@@ -304,10 +428,16 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def Read(self, request, context):  # noqa: N802
         """Yields ReadResponse messages already serialized (see :func:`add_to_server`)."""
+        if self.rpc_hook is not None:
+            self.rpc_hook("Read", request)
         self._check_device(request.device_id, context)
         with self.lock:
             if self.state.p4info is None:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline config is set")
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              BMV2_NO_PIPELINE if self.behaviour == "bmv2"
+                              else "no pipeline config is set")
+            if self.failed:
+                context.abort(grpc.StatusCode.UNKNOWN, BMV2_READ_FAILED)
             found: list[bytes] = []
             try:
                 for entity in request.entities:
@@ -394,20 +524,50 @@ class EmulatorHandle:
     """A running emulated switch. Stop it with :meth:`stop` (or use it as a context manager)."""
 
     def __init__(self, server: grpc.Server, servicer: P4RuntimeEmulator, host: str,
-                 port: int) -> None:
+                 port: int, executor: futures.ThreadPoolExecutor | None = None,
+                 tls: ServerTLS | None = None) -> None:
         self._server = server
+        self._executor = executor
         self.servicer = servicer
         self.host = host
         self.port = port
         self.address = f"{host}:{port}"
         self.device_id = servicer.device_id
         self.name = servicer.name
+        self.tls = tls
+        self.stopped = threading.Event()
+        servicer.on_die = self.stop
 
-    def stop(self, grace: float | None = 0.2) -> None:
+    def begin_stop(self, grace: float | None = 0.2) -> threading.Event:
+        """Start stopping: end every open stream and stop the server after ``grace`` seconds;
+        returns the event set once the server has stopped."""
         with self.servicer.lock:
             for client in self.servicer.clients:
                 client.out.put(None)
-        self._server.stop(grace).wait()
+        return self._server.stop(grace)
+
+    def finish_stop(self, done: threading.Event, timeout: float = 1.0) -> None:
+        done.wait(timeout)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        self.stopped.set()
+
+    def stop(self, grace: float | None = 0.2, timeout: float = 1.0) -> None:
+        """Stop serving: a short grace period for RPCs in flight, then at most ``timeout``
+        seconds waiting for the server's threads."""
+        self.finish_stop(self.begin_stop(grace), timeout)
+
+    def restart(self) -> None:
+        """What a switch restart does: the same address, a blank device (no pipeline, no
+        entries, no counters), every controller disconnected."""
+        s = self.servicer
+        with s.lock:
+            for client in s.clients:
+                client.out.put(None)
+            s.state = DeviceState(clock=s._clock, seed=s._seed, max_groups=s.max_multicast_groups)
+            s.saved = None
+            s.failed = False
+            s.fail_next_commit = False
 
     def __enter__(self) -> EmulatorHandle:
         return self
@@ -487,18 +647,30 @@ class EmulatorHandle:
 
 def start_emulator(host: str = "127.0.0.1", port: int = 0, device_id: int = 1, name: str = "sw",
                    clock: Callable[[], float] = time.monotonic, seed: int = 0,
-                   max_workers: int = 32) -> EmulatorHandle:
-    """Start an emulated P4Runtime switch; ``port=0`` binds a free port (see ``.port``)."""
-    servicer = P4RuntimeEmulator(device_id, name, clock=clock, seed=seed)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
-                                                    thread_name_prefix=f"p4rt-{name}"),
+                   max_workers: int = 32, behaviour: str = "strict",
+                   max_multicast_groups: int | None = DEFAULT_MAX_MULTICAST_GROUPS,
+                   tls: ServerTLS | None = None) -> EmulatorHandle:
+    """Start an emulated P4Runtime switch; ``port=0`` binds a free port (see ``.port``).
+    ``behaviour`` is "strict" or "bmv2" (see the module docstring); ``tls`` serves TLS."""
+    servicer = P4RuntimeEmulator(device_id, name, clock=clock, seed=seed, behaviour=behaviour,
+                                 max_multicast_groups=max_multicast_groups)
+    executor = futures.ThreadPoolExecutor(max_workers=max_workers,
+                                          thread_name_prefix=f"p4rt-{name}")
+    server = grpc.server(executor,
                          options=[("grpc.so_reuseport", 0),
                                   ("grpc.max_receive_message_length", 256 << 20),
                                   ("grpc.max_send_message_length", 256 << 20)])
     add_to_server(servicer, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    if tls is None:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    else:
+        creds = grpc.ssl_server_credentials(
+            [(tls.private_key, tls.cert_chain)], root_certificates=tls.client_ca,
+            require_client_auth=tls.require_client_auth)
+        bound = server.add_secure_port(f"{host}:{port}", creds)
     if bound == 0:
+        executor.shutdown(wait=False)
         raise InaplannerError(f"emulated switch {name}: cannot listen on {host}:{port}")
     server.start()
-    return EmulatorHandle(server, servicer, host, bound)
+    return EmulatorHandle(server, servicer, host, bound, executor, tls)
 

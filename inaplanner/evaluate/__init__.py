@@ -2,12 +2,16 @@
 
 from inaplanner.evaluate.core import (
     MU,
+    RULE_KINDS,
     Aggregate,
     Evaluation,
     Violation,
     evaluate,
+    fan_in_limit,
+    fan_in_message,
     is_up_down,
     objective_of,
+    valley_message,
 )
 from inaplanner.evaluate.maxmin import (
     constraint_matrix,
@@ -18,14 +22,18 @@ from inaplanner.evaluate.maxmin import (
 
 __all__ = [
     "MU",
+    "RULE_KINDS",
     "Aggregate",
     "Evaluation",
     "Violation",
     "constraint_matrix",
     "evaluate",
+    "fan_in_limit",
+    "fan_in_message",
     "is_up_down",
     "max_min_rates",
     "objective_of",
     "progressive_filling",
+    "valley_message",
     "with_rates",
 ]

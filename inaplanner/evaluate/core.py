@@ -16,7 +16,11 @@ Rules applied (numbers as in CONTRACTS.md):
    Link load = sum over tasks of flows x rate + background <= capacity.
 4. Switch aggregation load = sum over aggregates formed there of (distinct incoming flows merged) x
    rate + aggregation_background <= aggregation_capacity (null: no limit beyond line rate).
-5. Objective: one task -> its rate (ARO SJST, Eq. 1); one job with several PSs -> the job's
+5. An aggregate merges at most the switch's ``max_fan_in`` distinct incoming flows (null: 32, the
+   bundled programs' contributor bitmap), whatever the rates: a ``fan_in`` violation.
+6. On a Clos network (every switch has a tier) every route is up-down (:func:`is_up_down`); a valley
+   path is a ``valley`` violation.
+7. Objective: one task -> its rate (ARO SJST, Eq. 1); one job with several PSs -> the job's
    throughput (SJMT, Eq. 2); several jobs -> min_j beta_j T_j + mu * sum_j beta_j T_j with
    mu = 0.001 (MJMT, Eq. 3).
 """
@@ -28,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from inaplanner.model import Plan, Scenario, Switch, Task
+from inaplanner.model import DEFAULT_MAX_FAN_IN, Plan, Scenario, Switch, Task
 
 MU = 0.001
 REL_TOL = 1e-9
@@ -47,18 +51,70 @@ class Aggregate:
     next_hop: str | None
 
 
+def fan_in_message(task: Task | str, switch: str, pipeline: int, count: int, limit: int,
+                   source: str = "max_fan_in") -> str:
+    """CONTRACTS.md rule 5, in the one wording the evaluator and the deployer both use.
+
+    ``source`` says where ``limit`` comes from: the switch's ``max_fan_in`` (the evaluator, and the
+    deployer's second line), or the installed program's bitmap when that is narrower."""
+    return (f"task {task}: switch {switch} aggregates {count} flows on pipeline {pipeline}; "
+            f"the data plane's bitmap holds {limit} ({source})")
+
+
+def valley_message(task: Task | str, worker: str, path: list[str] | tuple[str, ...]) -> str:
+    """CONTRACTS.md rule 6: a route that is not up-down on a Clos network."""
+    return (f"task {task} worker {worker}: path {'-'.join(path)} is not up-down "
+            "(tiers must rise, then fall)")
+
+
+#: Violation kinds a rate change cannot repair (rules 5 and 6); "link" and "switch" are capacities.
+RULE_KINDS = ("fan_in", "valley")
+
+
 @dataclass
 class Violation:
-    """A link direction or switch whose load exceeds its limit."""
+    """A broken limit. ``kind``:
 
-    kind: str  # "link" or "switch"
-    name: str  # "A->B" or the switch id
+    - ``"link"`` (rule 3): ``name`` "A->B", ``load`` and ``limit`` in Gbps;
+    - ``"switch"`` (rule 4): ``name`` the switch, aggregation ``load`` and ``limit`` in Gbps;
+    - ``"fan_in"`` (rule 5): ``name`` the switch, ``pipeline``, ``task``, ``load`` the distinct flows
+      merged into the aggregate and ``limit`` the switch's max_fan_in;
+    - ``"valley"`` (rule 6): ``name`` the worker, ``task`` and ``path``; ``load``/``limit`` unused (0).
+    """
+
+    kind: str
+    name: str
     load: float
     limit: float
+    task: str | None = None
+    pipeline: int | None = None
+    path: tuple[str, ...] | None = None
+
+    @property
+    def is_capacity(self) -> bool:
+        """True for rules 3-4 (rates can repair it), False for rules 5-6 (routes must change)."""
+        return self.kind not in RULE_KINDS
 
     def __str__(self) -> str:
+        if self.kind == "fan_in":
+            return fan_in_message(self.task or "?", self.name, int(self.pipeline or 0), int(self.load),
+                                  int(self.limit))
+        if self.kind == "valley":
+            return valley_message(self.task or "?", self.name, self.path or ())
         what = "link" if self.kind == "link" else "switch aggregation"
         return f"{what} {self.name}: load {self.load:.6g} > limit {self.limit:.6g}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``summary()``); the rule-specific keys only when set."""
+        d: dict[str, Any] = {"kind": self.kind, "name": self.name, "load": self.load, "limit": self.limit}
+        if self.task is not None:
+            d["task"] = self.task
+        if self.pipeline is not None:
+            d["pipeline"] = self.pipeline
+        if self.path is not None:
+            d["path"] = list(self.path)
+        d["message"] = str(self)
+        return d
 
 
 @dataclass
@@ -83,6 +139,10 @@ class Evaluation:
     objective: float = 0.0
     objective_kind: str = "SJST"
     job_throughput: dict[str, float] = field(default_factory=dict)
+    #: (S,) per switch: the largest number of distinct flows one aggregate merges there (0: none)
+    fan_in_used: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: (S,) per switch: its max_fan_in (null -> 32) (CONTRACTS.md rule 5)
+    switch_max_fan_in: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def valid(self) -> bool:
@@ -91,8 +151,18 @@ class Evaluation:
 
     @property
     def feasible(self) -> bool:
-        """Valid and no capacity violated (rules 3-4)."""
+        """Valid and no limit broken (rules 3-6)."""
         return self.valid and not self.violations
+
+    @property
+    def capacity_violations(self) -> list[Violation]:
+        """The violations of rules 3-4 (rates can repair them)."""
+        return [v for v in self.violations if v.is_capacity]
+
+    @property
+    def rule_violations(self) -> list[Violation]:
+        """The violations of rules 5-6 (fan-in, valley paths): only other routes repair them."""
+        return [v for v in self.violations if not v.is_capacity]
 
     @property
     def link_load(self) -> np.ndarray:
@@ -140,7 +210,8 @@ class Evaluation:
         return rows
 
     def switch_rows(self) -> list[dict[str, Any]]:
-        """Per programmable switch: aggregation load, capacity and the pipelines that aggregate."""
+        """Per programmable switch: aggregation load, capacity, the pipelines that aggregate and the
+        largest fan-in used against max_fan_in."""
         load = self.switch_load
         rows = []
         for si, sid in enumerate(self.switch_ids):
@@ -157,6 +228,8 @@ class Evaluation:
                     "aggregates": sum(1 for a in self.aggregates if a.switch == sid),
                     "pipelines_used": pipes,
                     "pipelines": sw.pipelines,
+                    "fan_in_used": int(self.fan_in_used[si]) if len(self.fan_in_used) else 0,
+                    "max_fan_in": sw.fan_in_limit,
                 }
             )
         return rows
@@ -174,16 +247,14 @@ class Evaluation:
             "job_throughput": self.job_throughput,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
-            "violations": [
-                {"kind": v.kind, "name": v.name, "load": v.load, "limit": v.limit} for v in self.violations
-            ],
+            "violations": [v.as_dict() for v in self.violations],
             "most_loaded_links": self.most_loaded_links(10),
             "switches": self.switch_rows(),
         }
 
 
 def objective_of(scenario: Scenario, job_throughput: dict[str, float]) -> tuple[float, str]:
-    """CONTRACTS.md rule 5 / ARO Eqs. (1)-(3): (value, "SJST" | "SJMT" | "MJMT")."""
+    """CONTRACTS.md rule 7 / ARO Eqs. (1)-(3): (value, "SJST" | "SJMT" | "MJMT")."""
     jobs = scenario.jobs
     if not jobs:
         return 0.0, "SJST"
@@ -195,7 +266,10 @@ def objective_of(scenario: Scenario, job_throughput: dict[str, float]) -> tuple[
 
 
 def is_up_down(scenario: Scenario, path: list[str]) -> bool:
-    """True when the tier ranks along ``path`` rise strictly, then fall strictly (valley-free)."""
+    """True when the tier ranks along ``path`` rise strictly, then fall strictly (valley-free; ARO
+    section II's up-down routing, CONTRACTS.md rule 6). Hosts rank below every switch; a hop
+    between two switches of one tier is neither up nor down, so it breaks the rule too, as in the
+    planners' path finders."""
     ranks = [scenario.rank(n) for n in path]
     i = 1
     while i < len(ranks) and ranks[i] > ranks[i - 1]:
@@ -307,6 +381,7 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
     walker = _Walker(sc)
     seen: set[Task] = set()
     tiered = sc.is_tiered()
+    valleys: list[Violation] = []
     for tp in plan.tasks:
         task = Task(tp.job, tp.ps)
         if task not in t_index:
@@ -334,7 +409,7 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
                 errors.extend(errs)
                 continue
             if tiered and not is_up_down(sc, r.path):
-                warnings.append(f"task {task} worker {r.worker}: path {'-'.join(r.path)} is not up-down")
+                valleys.append(Violation("valley", r.worker, 0.0, 0.0, task=str(task), path=tuple(r.path)))
             good.append((r.worker, r.path, r.merge_at))
         twice = sorted(w for w, c in by_worker.items() if c > 1)
         if twice:
@@ -381,10 +456,16 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
         errors=errors,
         warnings=warnings,
     )
-    ev.violations = _violations(ev)
+    fan_in_used = np.zeros(len(switch_ids), dtype=np.int64)
+    for a in aggregates:
+        si = s_index[a.switch]
+        fan_in_used[si] = max(fan_in_used[si], a.inputs)
+    ev.fan_in_used = fan_in_used
+    ev.switch_max_fan_in = np.array([s.fan_in_limit for s in switches], dtype=np.int64)
+    ev.violations = _violations(ev) + _fan_in_violations(ev) + valleys
     thr: dict[str, float] = {j.id: 0.0 for j in sc.jobs}
-    for t, r in zip(tasks, rates, strict=True):
-        thr[t.job] += float(r)
+    for t, rate in zip(tasks, rates, strict=True):
+        thr[t.job] += float(rate)
     ev.job_throughput = thr
     ev.objective, ev.objective_kind = objective_of(sc, thr)
     return ev
@@ -405,4 +486,22 @@ def _violations(ev: Evaluation) -> list[Violation]:
     sload = ev.switch_load
     for si in np.flatnonzero(_exceeds(sload, ev.switch_capacity)):
         out.append(Violation("switch", ev.switch_ids[si], float(sload[si]), float(ev.switch_capacity[si])))
+    return out
+
+
+def fan_in_limit(scenario: Scenario, switch: str) -> int:
+    """The switch's max_fan_in (null -> :data:`~inaplanner.model.DEFAULT_MAX_FAN_IN`)."""
+    node = scenario.node(switch)
+    return node.fan_in_limit if isinstance(node, Switch) else DEFAULT_MAX_FAN_IN
+
+
+def _fan_in_violations(ev: Evaluation) -> list[Violation]:
+    """Rule 5: one violation per aggregate merging more than its switch's max_fan_in flows."""
+    s_index = {s: i for i, s in enumerate(ev.switch_ids)}
+    out: list[Violation] = []
+    for a in ev.aggregates:
+        limit = int(ev.switch_max_fan_in[s_index[a.switch]])
+        if a.inputs > limit:
+            out.append(Violation("fan_in", a.switch, float(a.inputs), float(limit), task=str(a.task),
+                                 pipeline=a.pipeline))
     return out

@@ -3,11 +3,13 @@ overlay), the offer to restore a crashed session, and one-shot screenshots."""
 
 from __future__ import annotations
 
+import logging
+import logging.handlers
 import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QStandardPaths, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -38,6 +40,47 @@ def application(argv: list[str] | None = None, theme_mode: str = "system") -> QA
     theme.apply(app, theme_mode)
     ensure_main_thread_gc()
     return app
+
+
+LOG_NAME = "inaplanner.log"
+_log_handler: logging.Handler | None = None
+
+
+def log_folder() -> Path | None:
+    """The platform's folder for the program's state (Qt's StateLocation where Qt has it, e.g.
+    ``$XDG_STATE_HOME/inaplanner/inaplanner`` on Linux; else AppLocalDataLocation)."""
+    locations = QStandardPaths.StandardLocation
+    where = getattr(locations, "StateLocation", locations.AppLocalDataLocation)
+    folder = QStandardPaths.writableLocation(where)
+    return Path(folder) if folder else None
+
+
+def install_log_file() -> Path | None:
+    """Send the program's log (at the level the command line set: ``-v``, ``--log-level``) to
+    ``inaplanner.log`` in :func:`log_folder` as well, rotated at 1 MB; None when no folder can be
+    written (the GUI runs without a log file then)."""
+    global _log_handler
+    folder = log_folder()
+    if folder is None:
+        return None
+    path = folder / LOG_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3,
+                                                       encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    if _log_handler is not None:
+        root.removeHandler(_log_handler)
+        _log_handler.close()
+    _log_handler = handler
+    root.addHandler(handler)
+    from inaplanner import __version__
+
+    logging.getLogger("inaplanner.gui").info("inaplanner %s started; log file %s", __version__, path)
+    return path
 
 
 def sample_scenario() -> tuple[Scenario, str | None]:
@@ -116,8 +159,24 @@ def parse_size(text: str) -> QSize:
     return QSize(w, h)
 
 
+def load_sweep(window: MainWindow, path: str, planner: str | None = None) -> None:
+    """Open a sweep result file in Tools > Resilience Sweep and paint its criticality overlay."""
+    from inaplanner.io.native import scenario_sha256
+    from inaplanner.sweeps.store import load_results
+
+    meta, rows = load_results(path)
+    if meta["identity"].get("scenario_sha256") != scenario_sha256(window.scenario()):
+        window.status(f"{path}: the sweep was run on another version of the scenario")
+    dialog = window.sweep.open()
+    dialog.output.setText(path)
+    dialog.set_rows(rows)
+    if planner:
+        dialog.overlay_planner.setCurrentText(planner)
+
+
 def run(scenario: str | None = None, plan: str | None = None, screenshot_path: str | None = None,
-        size: str = "1280x800", theme_mode: str = "system", task: str | None = None) -> int:
+        size: str = "1280x800", theme_mode: str = "system", task: str | None = None,
+        sweep: str | None = None) -> int:
     """``inaplanner gui``: the window, or with ``screenshot_path`` one PNG and exit."""
     if screenshot_path and not os.environ.get("QT_QPA_PLATFORM") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
@@ -125,12 +184,15 @@ def run(scenario: str | None = None, plan: str | None = None, screenshot_path: s
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
     qsize = parse_size(size)
     app = application(theme_mode=theme_mode)
+    install_log_file()
     window = MainWindow(theme_mode=theme_mode)
     if screenshot_path:
         window.headless_errors = True
     window.resize(qsize)
     try:
         load_into(window, scenario, plan, task)
+        if sweep:
+            load_sweep(window, sweep)
     except InaplannerError:
         window.autosave.finish()
         window.deleteLater()

@@ -25,7 +25,7 @@ from inaplanner.io.atomic import atomic_write_text
 from inaplanner.io.native import dumps_pretty, read_json, scenario_from_dict, scenario_to_dict
 
 if TYPE_CHECKING:
-    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.gui.protocols import PanelHost
 
 INTERVAL_MS = 60_000
 EVERY_COMMANDS = 20
@@ -81,7 +81,7 @@ def read_recovery(path: Path) -> tuple[Any, str | None]:
 class Autosave(QObject):
     """Writes the window's scenario to its recovery file while there are unsaved changes."""
 
-    def __init__(self, window: MainWindow, directory: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, window: PanelHost, directory: str | os.PathLike[str] | None = None) -> None:
         super().__init__(window)
         self.window = window
         self.directory = Path(directory) if directory is not None else default_directory()

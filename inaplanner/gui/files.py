@@ -21,7 +21,7 @@ from inaplanner.model import Scenario
 from inaplanner.topologies.layout import auto_layout
 
 if TYPE_CHECKING:
-    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.gui.protocols import PanelHost
 
 OPEN_FILTER = "Scenarios (*.json *.graphml *.gml);;inaplanner JSON (*.json);;GraphML (*.graphml);;GML (*.gml);;All files (*)"
 SAVE_FILTER = "inaplanner JSON (*.json)"
@@ -55,7 +55,7 @@ def read_scenario(path: str) -> tuple[Scenario, list[str], bool]:
 class FileController:
     """File actions of a window."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PanelHost) -> None:
         self.window = window
         self.last_notes: list[str] = []
 
@@ -127,7 +127,7 @@ class FileController:
             return False
         self.window.undo_stack.setClean()
         self.window.document.set_clean(path)
-        self.window._update_title()
+        self.window.update_title()
         self.window.autosave.discard()
         self.add_recent(path)
         self.window.status(f"saved {path}")

@@ -1,55 +1,42 @@
 """Process-wide Qt safety: Python's garbage collector on the UI thread only, and no mime data left
 on the clipboard when the interpreter exits.
 
-Python's cyclic garbage collector, run on the UI thread only.
-
 When automatic collection fires on a worker thread (a planner run, a deploy, a poll), it can free
 Qt widgets there; their C++ destructors take Qt's locks and then wait for the GIL that the UI thread
-holds while it waits for those locks: a deadlock, or a crash at exit. So, as pyqtgraph's
-GarbageCollector does, automatic collection is switched off and a UI-thread timer collects
-generation by generation when the counts pass the usual thresholds.
+holds while it waits for those locks: a deadlock, or a crash at exit. So automatic collection is
+switched off and a UI-thread timer collects generation by generation when the counts pass the
+usual thresholds: that is pyqtgraph's :class:`~pyqtgraph.util.garbage_collector.GarbageCollector`,
+used here as is. This module only makes sure there is one per application.
 """
 
 from __future__ import annotations
 
 import atexit
-import gc
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, QTimer
+from pyqtgraph.util.garbage_collector import GarbageCollector
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 
-_INSTALLED: MainThreadGC | None = None
+#: How often the UI thread looks at the collector's counts (seconds).
+INTERVAL_S = 0.5
+
+_INSTALLED: GarbageCollector | None = None
 
 
-class MainThreadGC(QObject):
-    def __init__(self, interval_ms: int = 500, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.threshold = gc.get_threshold()
-        gc.disable()
-        self.timer = QTimer(self)
-        self.timer.timeout.connect(self.check)
-        self.timer.start(interval_ms)
-
-    def check(self) -> None:
-        c0, c1, c2 = gc.get_count()
-        t0, t1, t2 = self.threshold
-        if c2 > t2:
-            gc.collect(2)
-        elif c1 > t1:
-            gc.collect(1)
-        elif c0 > t0:
-            gc.collect(0)
-
-
-def ensure_main_thread_gc() -> MainThreadGC | None:
-    """Install the UI-thread collector once per application (a no-op without a Qt application)."""
+def ensure_main_thread_gc() -> GarbageCollector | None:
+    """Start pyqtgraph's UI-thread collector once per application (a no-op without a Qt
+    application). Call it from the UI thread: its timer lives in the calling thread. The timer is
+    made a child of the application, so it goes with it and a new application gets a new one."""
     global _INSTALLED
     app = QCoreApplication.instance()
     if app is None:
         return None
-    if _INSTALLED is None or not shiboken6.isValid(_INSTALLED) or _INSTALLED.parent() is not app:
-        _INSTALLED = MainThreadGC(parent=app)
+    timer = None if _INSTALLED is None else _INSTALLED.timer
+    if timer is None or not shiboken6.isValid(timer) or timer.parent() is not app:
+        collector = GarbageCollector(interval=INTERVAL_S)
+        collector.timer.setParent(app)
+        _INSTALLED = collector
     return _INSTALLED
 
 

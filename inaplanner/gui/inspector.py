@@ -2,7 +2,7 @@
 
 One node: its name, and for a switch the tier, programmable flag, pipelines, the port -> pipeline
 map (a table with the default split shown beside), aggregation capacity and background, aggregator
-slots and target. One link: capacity, background per direction, ports. Several items: the fields
+slots, max fan-in and target. One link: capacity, background per direction, ports. Several items: the fields
 they share, applied to all of them in one undo step (bulk edit).
 
 Every field commits through :meth:`Inspector.edit` (what the widgets call on ``editingFinished``),
@@ -36,16 +36,18 @@ from PySide6.QtWidgets import (
 
 from inaplanner.errors import InaplannerError, ValidationError
 from inaplanner.gui.editor import watch
-from inaplanner.model import Switch, default_port_pipeline
+from inaplanner.model import DEFAULT_MAX_FAN_IN, Switch, default_port_pipeline
 from inaplanner.model.scenario import TARGETS, TIER_RANK
 from inaplanner.views.overlay import fmt
 
 if TYPE_CHECKING:
-    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.gui.protocols import PanelHost
 
 TIERS = ("", *TIER_RANK)
 TARGET_CHOICES = ("", *TARGETS)
 MAX_PIPELINES = 64
+FAN_IN_TIP = (f"Most distinct flows one aggregate may merge here: the data plane's contributor bitmap "
+              f"(empty: {DEFAULT_MAX_FAN_IN}, the bundled programs' width)")
 
 
 def _optional_float(text: str, what: str) -> float | None:
@@ -81,7 +83,7 @@ def _spin(lo: float, hi: float, decimals: int = 3, suffix: str = "") -> QDoubleS
 class Inspector(QWidget):
     """Properties of the selection."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PanelHost) -> None:
         super().__init__(window)
         self.window = window
         self.editor = window.editor
@@ -152,6 +154,9 @@ class Inspector(QWidget):
         slots = QLineEdit()
         slots.setPlaceholderText("not set")
         sform.addRow("Aggregator slots", self._field("aggregators", slots, "Aggregator slots per pipeline (ESA, deployment sizing)"))
+        fan_in = QLineEdit()
+        fan_in.setPlaceholderText(f"{DEFAULT_MAX_FAN_IN} (default)")
+        sform.addRow("Max fan-in", self._field("max_fan_in", fan_in, FAN_IN_TIP))
         target = QComboBox()
         target.addItems(list(TARGET_CHOICES))
         sform.addRow("Target", self._field("target", target, "The data plane target: bmv2 or tofino"))
@@ -213,6 +218,9 @@ class Inspector(QWidget):
         cap = QLineEdit()
         cap.setPlaceholderText("line rate / mixed")
         sform.addRow("Aggregation capacity", self._field("bulk_aggregation_capacity", cap, "Aggregation capacity of every selected switch"))
+        fan_in = QLineEdit()
+        fan_in.setPlaceholderText(f"{DEFAULT_MAX_FAN_IN} (default) / mixed")
+        sform.addRow("Max fan-in", self._field("bulk_max_fan_in", fan_in, "Max fan-in of every selected switch. " + FAN_IN_TIP))
         tier = QComboBox()
         tier.addItems(list(TIERS))
         sform.addRow("Tier", self._field("bulk_tier", tier, "Tier of every selected switch"))
@@ -287,8 +295,10 @@ class Inspector(QWidget):
             self._set("aggregation_capacity", None if node.aggregation_capacity is None else fmt(node.aggregation_capacity))
             self._set("aggregation_background", node.aggregation_background)
             self._set("aggregators", node.aggregators)
+            self._set("max_fan_in", node.max_fan_in)
             self._set("target", node.target)
-            for name in ("pipelines", "aggregation_capacity", "aggregation_background", "aggregators", "target"):
+            for name in ("pipelines", "aggregation_capacity", "aggregation_background", "aggregators",
+                         "max_fan_in", "target"):
                 self.fields[name].setEnabled(node.programmable)
             self._fill_ports(node)
         else:
@@ -372,6 +382,7 @@ class Inspector(QWidget):
             self._set("bulk_pipelines", same([s.pipelines for s in switches]) or 1)
             cap = same([s.aggregation_capacity for s in switches])
             self._set("bulk_aggregation_capacity", None if cap is None else fmt(cap))
+            self._set("bulk_max_fan_in", same([s.max_fan_in for s in switches]))
             self._set("bulk_tier", same([s.tier for s in switches]))
             self._set("bulk_target", same([s.target for s in switches]))
         if self.links:
@@ -446,6 +457,8 @@ class Inspector(QWidget):
             return value if isinstance(value, (int, float)) or value is None else _optional_float(str(value), "aggregation capacity")
         if key == "aggregators":
             return value if isinstance(value, int) or value is None else _optional_int(str(value), "aggregator slots")
+        if key == "max_fan_in":
+            return value if isinstance(value, int) or value is None else _optional_int(str(value), "max fan-in")
         if key == "pipelines":
             return int(value)
         if key == "programmable":

@@ -26,7 +26,7 @@ from inaplanner.gui.editor import watch
 from inaplanner.model import Job
 
 if TYPE_CHECKING:
-    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.gui.protocols import PanelHost
 
 WORKER_COLOUR = "#1e88e5"
 PS_COLOUR = "#e65100"
@@ -46,7 +46,7 @@ def _optional(value: float) -> float | None:
 class JobsPanel(QWidget):
     """Jobs of the scenario."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PanelHost) -> None:
         super().__init__(window)
         self.window = window
         self.editor = window.editor

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 from inaplanner.errors import InaplannerError
 from inaplanner.gui import theme
 from inaplanner.gui.autosave import Autosave
-from inaplanner.gui.canvas import TOOLS, Canvas
+from inaplanner.gui.canvas.view import TOOLS, Canvas
 from inaplanner.gui.editor import FRAGMENT_MIME, Editor, watch
 from inaplanner.gui.files import FileController
 from inaplanner.gui.gcguard import clear_clipboard_at_exit, ensure_main_thread_gc
@@ -53,11 +53,12 @@ log = logging.getLogger(__name__)
 
 #: Modules that add to the window with ``install(window)``; a module that is not there is skipped.
 PLUGIN_MODULES = (
-    "inaplanner.gui.planning",
-    "inaplanner.gui.deploy_dialog",
-    "inaplanner.gui.monitor",
+    "inaplanner.gui.planning.wiring",
+    "inaplanner.gui.deploy_dialog.wiring",
+    "inaplanner.gui.monitor.panel",
     "inaplanner.gui.export",
     "inaplanner.gui.memsim",
+    "inaplanner.gui.sweep",
 )
 
 TOOL_INFO = {
@@ -131,7 +132,7 @@ class MainWindow(QMainWindow):
         hints = QGuiApplication.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
             hints.colorSchemeChanged.connect(self._on_system_scheme)
-        self._update_title()
+        self.update_title()
         if plugins:
             self._install_plugins()
             self._arrange_docks()
@@ -219,7 +220,7 @@ class MainWindow(QMainWindow):
             self.undo_stack.setClean()
         self.document.modified = modified
         self.canvas.fit()
-        self._update_title()
+        self.update_title()
         self.document_replaced.emit()
 
     def is_modified(self) -> bool:
@@ -536,7 +537,7 @@ class MainWindow(QMainWindow):
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.document.modified = not clean
-        self._update_title()
+        self.update_title()
 
     def _on_overlay_changed(self, overlay: object) -> None:
         if overlay is None:
@@ -547,12 +548,12 @@ class MainWindow(QMainWindow):
             self._overlay_label.setText(f"{s['title']}: objective {s['objective']:.6g}" + (f", {bad} violation(s)" if bad else ""))
 
     def _on_index_changed(self, _index: int) -> None:
-        self._update_title()
+        self.update_title()
 
     def _on_document_event(self, _event: object) -> None:
-        self._update_title()
+        self.update_title()
 
-    def _update_title(self) -> None:
+    def update_title(self) -> None:
         doc = self.document
         name = os.path.basename(doc.path) if doc.path else doc.scenario.name
         self.setWindowTitle(f"{name}{' *' if doc.modified else ''} - inaplanner")

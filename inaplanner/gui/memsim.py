@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from inaplanner.cli.memsim import BOUND, run_one
 from inaplanner.errors import InaplannerError
 from inaplanner.memsched.bound import speedup_ceiling
 from inaplanner.memsched.from_scenario import config_from_scenario, pick_switch
 from inaplanner.memsched.results import SimResult
+from inaplanner.memsched.runs import BOUND, run_one
 from inaplanner.memsched.workload import MB, POLICIES, POLICY_HELP, SimConfig
 from inaplanner.model import Switch
 

@@ -7,7 +7,7 @@ the UI thread never plans. Progress arrives through the one progress protocol; C
 the local workers (or cancels the cluster's tasks). Results go to an SQLite file as they arrive,
 so a sweep closed half-way resumes where it stopped.
 
-When results are in: the criticality overlay on the canvas (:mod:`inaplanner.views.sweep`), the
+When results are in: the criticality overlay on the canvas (:mod:`inaplanner.sweeps.view`), the
 distribution of each planner's objective relative to no failure, and a table, most critical first,
 that selects the failed element on the canvas; double-click a row to open its case in the What-if
 dock.
@@ -47,14 +47,14 @@ from inaplanner.errors import Cancelled, InaplannerError
 from inaplanner.progress import Progress, ProgressEvent
 from inaplanner.sweeps.backends import DaskCluster, LocalPool
 from inaplanner.sweeps.engine import SweepSpec, run_sweep
-from inaplanner.views.overlay import TASK_COLOURS
-from inaplanner.views.sweep import (
+from inaplanner.sweeps.view import (
     COLUMNS,
     criticality_overlay,
     distribution,
     element_selection,
     table_rows,
 )
+from inaplanner.views.overlay import TASK_COLOURS
 
 GUI_GENERATORS = ("single-link", "single-switch", "pod", "random-k")
 DEFAULT_PLANNERS = ("random",)

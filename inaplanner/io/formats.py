@@ -7,16 +7,26 @@ capacities or node kinds); ``export_scenario(sc, path)`` writes by extension, at
 from __future__ import annotations
 
 import io as _io
+import json
+import math
 import os
 import re
+import warnings
 from typing import Any
 
 import networkx as nx
 
 from inaplanner.errors import ValidationError
 from inaplanner.io.atomic import atomic_write_bytes, atomic_write_text
-from inaplanner.io.graphs import DEFAULT_CAPACITY, scenario_from_graph, to_canonical_graph
-from inaplanner.io.native import SCENARIO_FORMAT, read_json, save_scenario, scenario_from_dict
+from inaplanner.io.graphs import DEFAULT_CAPACITY, scenario_from_graph, scenario_to_graph
+from inaplanner.io.limits import MAX_DEPTH, check_xml, decode_utf8, read_bytes
+from inaplanner.io.native import (
+    SCENARIO_FORMAT,
+    read_json,
+    save_scenario,
+    scenario_from_dict,
+    writable_document,
+)
 from inaplanner.model import Scenario
 
 EXTENSIONS = {".json": "json", ".graphml": "graphml", ".gml": "gml"}
@@ -30,14 +40,19 @@ def zoo_capacity(attrs: dict[str, Any]) -> float | None:
     """Topology Zoo link speed in Gbps: ``LinkSpeedRaw`` (bits/s) when present, else ``LinkLabel``
     or ``LinkSpeed``+``LinkSpeedUnits`` parsed ("10 Gbps", "2.5G", "155 Mb/s", "OC-48")."""
     raw = attrs.get("LinkSpeedRaw")
-    if isinstance(raw, (int, float)) and raw > 0:
-        return float(raw) / 1e9
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > 0:
+        try:
+            return float(raw) / 1e9
+        except OverflowError:
+            return math.inf  # refused as not finite by the loader
     speed, unit = attrs.get("LinkSpeed"), attrs.get("LinkSpeedUnits")
     if speed is not None and isinstance(unit, str):
         try:
             return float(speed) * _UNITS.get(unit.strip().lower()[:1], 1.0)
-        except ValueError:
+        except (ValueError, TypeError):
             pass
+        except OverflowError:
+            return math.inf
     label = attrs.get("LinkLabel")
     if isinstance(label, str):
         oc = _OC.search(label)
@@ -59,7 +74,11 @@ def kind_of(path: str) -> str:
 
 
 def import_scenario(path: str | os.PathLike[str], default_capacity: float = DEFAULT_CAPACITY) -> tuple[Scenario, list[str]]:
-    """Read any supported file; return the scenario and notes about assumptions made."""
+    """Read any supported file; return the scenario and notes about assumptions made.
+
+    Every file is size-checked first (:mod:`inaplanner.io.limits`); GraphML is parsed with DTDs
+    (so entity expansion and external entities) refused; duplicate node ids and links whose ends
+    are not declared nodes are errors in every graph format."""
     source = os.fspath(path)
     kind = kind_of(source)
     notes: list[str] = []
@@ -68,11 +87,12 @@ def import_scenario(path: str | os.PathLike[str], default_capacity: float = DEFA
         if isinstance(doc, dict) and doc.get("format") == SCENARIO_FORMAT:
             return scenario_from_dict(doc, source), notes
         if isinstance(doc, dict) and "nodes" in doc and ("links" in doc or "edges" in doc) and "format" not in doc:
+            edges = "links" if "links" in doc else "edges"
+            _check_node_link(doc, edges, source)
             try:
-                edges = "links" if "links" in doc else "edges"
                 g = nx.node_link_graph(doc, edges=edges)
             except Exception as exc:  # networkx raises many types on malformed input
-                raise ValidationError(f"not a node-link graph: {exc}", source=source) from None
+                raise ValidationError(f"not a node-link graph: {_one_line(exc)}", source=source) from None
             sc = scenario_from_graph(g, source, default_capacity=default_capacity, notes=notes,
                                      name=os.path.splitext(os.path.basename(source))[0])
             return sc, notes
@@ -81,22 +101,79 @@ def import_scenario(path: str | os.PathLike[str], default_capacity: float = DEFA
             "format",
             source,
         )
-    if not os.path.exists(source):
-        raise ValidationError("no such file", source=source)
+    data = read_bytes(source, kind)
     if kind == "graphml":
+        facts = check_xml(data, source)
         try:
-            g = nx.read_graphml(source)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                g = nx.parse_graphml(data)
+            notes.extend(f"GraphML: {w.message}" for w in caught)
+        except RecursionError:
+            raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", source=source) from None
         except Exception as exc:
-            raise ValidationError(f"not valid GraphML: {exc}", source=source) from None
+            raise ValidationError(f"not valid GraphML: {_one_line(exc)}", source=source) from None
+        _check_ends(set(facts.node_ids), facts.edge_ends, source)
         return scenario_from_graph(g, source, default_capacity=default_capacity, notes=notes), notes
+    text = decode_utf8(data, source)
     try:
-        g = nx.read_gml(source, label="id")
+        g = nx.parse_gml(text, label="id")
+    except RecursionError:
+        raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", source=source) from None
     except Exception as exc:
-        raise ValidationError(f"not valid GML: {exc}", source=source) from None
-    name = g.graph.get("name") or g.graph.get("Network") or g.graph.get("label") or os.path.splitext(os.path.basename(source))[0]
+        raise ValidationError(f"not valid GML: {_one_line(exc)}", source=source) from None
+    name = g.graph.get("Network") or g.graph.get("label") or os.path.splitext(os.path.basename(source))[0]
     sc = scenario_from_graph(g, source, default_capacity=default_capacity, capacity_of=zoo_capacity,
                              notes=notes, name=str(name))
     return sc, notes
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _check_node_link(doc: dict[str, Any], edges: str, source: str) -> None:
+    """The node-link shape, checked before networkx builds a graph from it (networkx merges
+    duplicate nodes and invents nodes for unknown link ends without a word)."""
+    graph = doc.get("graph", {})
+    if not isinstance(graph, dict):
+        raise ValidationError("graph attributes must be an object", "graph", source)
+    nodes, links = doc["nodes"], doc[edges]
+    if not isinstance(nodes, list):
+        raise ValidationError("must be a list of node objects", "nodes", source)
+    if not isinstance(links, list):
+        raise ValidationError("must be a list of link objects", edges, source)
+    seen: dict[Any, int] = {}
+    for i, n in enumerate(nodes):
+        if not isinstance(n, dict) or "id" not in n:
+            raise ValidationError("a node must be an object with an 'id'", f"nodes[{i}]", source)
+        nid = n["id"]
+        if not isinstance(nid, (str, int)) or isinstance(nid, bool):
+            raise ValidationError(f"node id must be a string or an integer, got {type(nid).__name__}",
+                                  f"nodes[{i}].id", source)
+        if nid in seen:
+            raise ValidationError(f"duplicate node id {nid!r} (also nodes[{seen[nid]}])",
+                                  f"nodes[{i}].id", source)
+        seen[nid] = i
+    ends = []
+    for i, lk in enumerate(links):
+        if not isinstance(lk, dict) or "source" not in lk or "target" not in lk:
+            raise ValidationError("a link must be an object with 'source' and 'target'",
+                                  f"{edges}[{i}]", source)
+        ends.append((lk["source"], lk["target"]))
+    for i, (a, b) in enumerate(ends):
+        for end in (a, b):
+            if not isinstance(end, (str, int)) or isinstance(end, bool) or end not in seen:
+                raise ValidationError(f"end {end!r} is not a declared node", f"{edges}[{i}]", source)
+
+
+def _check_ends(declared: set[str], ends: list[tuple[str, str]], source: str) -> None:
+    for i, (a, b) in enumerate(ends):
+        for end in (a, b):
+            if end not in declared:
+                raise ValidationError(f"end {end!r} is not a declared node", f"edge[{i}] {a}-{b}",
+                                      source)
 
 
 def load_any(path: str | os.PathLike[str]) -> Scenario:
@@ -107,14 +184,21 @@ def export_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
     """Write by extension: .json native, .graphml GraphML, .gml GML. Atomic."""
     target = os.fspath(path)
     kind = kind_of(target)
-    sc.validate()
+    doc = writable_document(sc, target)
     if kind == "json":
         save_scenario(sc, target)
         return
-    g = to_canonical_graph(sc)
+    g = scenario_to_graph(doc)
     if kind == "graphml":
         buf = _io.BytesIO()
         nx.write_graphml(g, buf)
         atomic_write_bytes(target, buf.getvalue())
     else:
         atomic_write_text(target, "\n".join(nx.generate_gml(g)) + "\n")
+
+
+def export_node_link(sc: Scenario, path: str | os.PathLike[str]) -> None:
+    """Write a networkx node-link JSON file (``links``), the form ``import_scenario`` reads back."""
+    doc = nx.node_link_data(scenario_to_graph(writable_document(sc, os.fspath(path))), edges="links")
+    atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False,
+                                       allow_nan=False) + "\n")

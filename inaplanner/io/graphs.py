@@ -16,6 +16,7 @@ from typing import Any
 import networkx as nx
 
 from inaplanner.errors import ValidationError
+from inaplanner.io.limits import check_number, parse_json
 from inaplanner.io.native import scenario_from_dict, scenario_to_dict
 
 DEFAULT_CAPACITY = 10.0  # Gbps for links whose source gives no speed
@@ -34,10 +35,10 @@ def scenario_to_graph(sc_doc: dict[str, Any]) -> nx.Graph:
         attrs: dict[str, Any] = {}
         extra = {}
         for k, v in n.items():
-            if k == "id" or v is None:
-                continue
-            if k.startswith("x-"):
+            if k.startswith("x-"):  # kept whatever the value, null included
                 extra[k] = v
+            elif k == "id" or v is None:
+                continue
             elif k == "pos":
                 attrs["x"], attrs["y"] = float(v[0]), float(v[1])
             elif k == "port_pipeline":
@@ -60,16 +61,31 @@ def scenario_to_graph(sc_doc: dict[str, Any]) -> nx.Graph:
 
 
 def _loads(value: Any, where: str, source: str) -> Any:
+    """An attribute that carries JSON text, parsed with the loaders' checks (duplicate keys,
+    non-finite numbers, nesting)."""
     if not isinstance(value, str):
         return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"attribute is not valid JSON: {exc.msg}", where, source) from None
+    return parse_json(value, source, where)
+
+
+def _loads_extra(value: Any, where: str, source: str) -> dict[str, Any]:
+    """``x_extra``: a JSON object of ``x-`` keys only, so it can never replace a core field."""
+    extra = _loads(value, where, source)
+    if not isinstance(extra, dict):
+        raise ValidationError(f"x_extra must be a JSON object of 'x-' keys, got "
+                              f"{type(extra).__name__}", where, source)
+    core = [k for k in extra if not k.startswith("x-")]
+    if core:
+        raise ValidationError(f"x_extra may hold only 'x-' keys, not {core[0]!r}", where, source)
+    return extra
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= 2**63
+    return math.isfinite(value)
 
 
 def scenario_from_graph(
@@ -88,9 +104,12 @@ def scenario_from_graph(
     summed; self loops are dropped (both noted).
     """
     notes = notes if notes is not None else []
+    if not isinstance(g.graph, dict):
+        raise ValidationError("graph attributes must be an object", "graph", source)
     ids = {n: str(g.nodes[n].get("label", n)) if not isinstance(n, str) else n for n in g.nodes}
     if len(set(ids.values())) != len(ids):
         ids = {n: str(n) for n in g.nodes}
+        notes.append("node labels are not unique: the file's node ids are used as ids")
     nodes = []
     assumed_switch = 0
     for n, attrs in g.nodes(data=True):
@@ -100,20 +119,30 @@ def scenario_from_graph(
             kind = "switch"
             assumed_switch += 1
         d["kind"] = kind
+        foreign: dict[str, Any] = {}  # other tools' attributes, kept as text or numbers
         for k, v in attrs.items():
             if k in _SKIP_NODE_ATTRS or k.startswith(("Longitude", "Latitude")):
                 continue
             if k == "x_extra":
-                d.update(_loads(v, f"node {ids[n]}: x_extra", source))
-            elif kind == "switch" and k in _KNOWN_SWITCH:
+                d.update(_loads_extra(v, f"node {ids[n]}: x_extra", source))
+            elif k in _KNOWN_SWITCH:  # on a host: refused by the scenario rules, not moved
                 if k == "port_pipeline":
                     v = _loads(v, f"node {ids[n]}: {k}", source)
-                elif k == "programmable" and v in (0, 1):  # GML has no booleans
+                elif k == "programmable" and isinstance(v, int) and v in (0, 1):  # GML: no bools
                     v = bool(v)
                 d[k] = v
             else:
-                d.setdefault("x-attrs", {})[k] = v if _jsonable(v) else str(v)
-        if "x" in attrs and "y" in attrs and _finite(attrs["x"]) and _finite(attrs["y"]):
+                foreign[str(k)] = v if _jsonable(v) else str(v)
+        if foreign:
+            if "x-attrs" in d:
+                raise ValidationError("x-attrs is given both in x_extra and as other attributes",
+                                      f"node {ids[n]}", source)
+            d["x-attrs"] = foreign
+        if "x" in attrs or "y" in attrs:
+            for k in ("x", "y"):
+                if not _finite(attrs.get(k)):
+                    raise ValidationError(_number_problem(f"position {k}", attrs.get(k)),
+                                          f"node {ids[n]}", source)
             d["pos"] = [float(attrs["x"]), float(attrs["y"])]
         elif _finite(attrs.get("Longitude")) and _finite(attrs.get("Latitude")):
             d["pos"] = [float(attrs["Longitude"]) * 10.0, -float(attrs["Latitude"]) * 10.0]
@@ -136,6 +165,12 @@ def scenario_from_graph(
         if cap is None:
             cap = default_capacity
             defaulted += 1
+        if not _finite(cap) or cap < 0:
+            raise ValidationError(_number_problem("capacity", cap), f"link {a}-{b}", source)
+        order = attrs.get("order", len(links))
+        if not isinstance(order, int) or isinstance(order, bool) or not _finite(order):
+            raise ValidationError(f"order must be an integer, got {_show(order)}",
+                                  f"link {a}-{b}", source)
         lk: dict[str, Any] = {"a": a, "b": b, "capacity": cap}
         for k in ("a_port", "b_port"):
             if k in attrs:
@@ -143,8 +178,8 @@ def scenario_from_graph(
         if "background" in attrs:
             lk["background"] = _loads(attrs["background"], f"link {a}-{b}: background", source)
         if "x_extra" in attrs:
-            lk.update(_loads(attrs["x_extra"], f"link {a}-{b}: x_extra", source))
-        lk["_order"] = attrs.get("order", len(links))
+            lk.update(_loads_extra(attrs["x_extra"], f"link {a}-{b}: x_extra", source))
+        lk["_order"] = order
         pair = frozenset((a, b))
         if pair in links:
             links[pair]["capacity"] = links[pair]["capacity"] + cap
@@ -161,25 +196,59 @@ def scenario_from_graph(
     doc: dict[str, Any] = {
         "format": "inaplanner-scenario",
         "version": 1,
-        "name": name or str(g.graph.get("name") or g.graph.get("label") or "imported"),
+        "name": _graph_name(g, name),
         "nodes": nodes,
         "links": ordered,
         "jobs": _loads(g.graph.get("jobs", "[]"), "graph attribute jobs", source),
     }
     if "x_extra" in g.graph:
-        doc.update(_loads(g.graph["x_extra"], "graph attribute x_extra", source))
+        doc.update(_loads_extra(g.graph["x_extra"], "graph attribute x_extra", source))
     return scenario_from_dict(doc, source)
 
 
 _KNOWN_SWITCH = {
     "tier", "programmable", "pipelines", "port_pipeline", "aggregation_capacity",
-    "aggregation_background", "aggregators", "target",
+    "aggregation_background", "aggregators", "max_fan_in", "target",
 }
 _SKIP_NODE_ATTRS = {"kind", "x", "y", "label", "order", "id"}
 
 
 def _jsonable(v: Any) -> bool:
-    return isinstance(v, (str, int, float, bool)) and not (isinstance(v, float) and not math.isfinite(v))
+    if isinstance(v, str):
+        return True
+    try:
+        check_number(v, "")
+    except ValidationError:
+        return False
+    return isinstance(v, (int, float, bool))
+
+
+def _number_problem(what: str, v: Any) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"{what} {v!r} is not a finite number"
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**63:
+        return f"{what} is out of range (an integer of {v.bit_length()} bits)"
+    return f"{what} must be a number >= 0, got {_show(v)}"
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _graph_name(g: nx.Graph, default: str | None) -> str:
+    """The scenario name the graph carries (ours write ``name``), else ``default``, else the
+    graph's ``label``; an empty name stays empty."""
+    for key in ("name",):
+        v = g.graph.get(key)
+        if isinstance(v, str):
+            return v
+        if v is not None and not isinstance(v, (dict, list)):
+            return str(v)
+    if default:
+        return default
+    label = g.graph.get("label")
+    return str(label) if isinstance(label, (str, int, float)) and label != "" else "imported"
 
 
 def to_canonical_graph(sc: Any) -> nx.Graph:

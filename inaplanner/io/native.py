@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -20,6 +21,7 @@ import jsonschema
 
 from inaplanner.errors import ValidationError
 from inaplanner.io.atomic import atomic_write_text
+from inaplanner.io.limits import check_id, check_tree, decode_utf8, parse_json, read_bytes
 from inaplanner.model import Host, Job, Link, Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 
 SCENARIO_FORMAT = "inaplanner-scenario"
@@ -78,7 +80,7 @@ def check_schema(doc: Any, name: str) -> None:
 # ---- scenario <-> dict --------------------------------------------------------------------------
 
 _SWITCH_ONLY = ("tier", "programmable", "pipelines", "port_pipeline", "aggregation_capacity",
-                "aggregation_background", "aggregators", "target")
+                "aggregation_background", "aggregators", "max_fan_in", "target")
 
 
 def _extra(d: dict[str, Any]) -> dict[str, Any]:
@@ -114,10 +116,48 @@ def number_ports(nodes: dict[str, bool], links: list[Link]) -> None:
                 nxt[end] = n + 1
 
 
+_PORT_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
+
+
+def _check_scenario_text(doc: dict[str, Any]) -> None:
+    """Ids are printable (no control characters: they go to GraphML, GML and terminals) and
+    port_pipeline keys are plain port numbers ("01" and "1" would silently become one port)."""
+    check_id(doc.get("name"), "name")
+    for i, d in enumerate(doc["nodes"]):
+        check_id(d["id"], f"nodes[{i}].id")
+        for key in d.get("port_pipeline") or {}:
+            if not _PORT_KEY.fullmatch(key):
+                raise ValidationError(f"port {key!r} is not a port number (digits, no leading "
+                                      "zeros)", f"nodes[{i}].port_pipeline")
+    for i, d in enumerate(doc["links"]):
+        check_id(d["a"], f"links[{i}].a")
+        check_id(d["b"], f"links[{i}].b")
+    for i, d in enumerate(doc.get("jobs", [])):
+        check_id(d["id"], f"jobs[{i}].id")
+        for key in ("workers", "parameter_servers"):
+            for k, m in enumerate(d[key]):
+                check_id(m, f"jobs[{i}].{key}[{k}]")
+
+
+def _check_plan_text(doc: dict[str, Any]) -> None:
+    check_id(doc["planner"]["name"], "planner.name")
+    for i, t in enumerate(doc["tasks"]):
+        check_id(t["job"], f"tasks[{i}].job")
+        check_id(t["ps"], f"tasks[{i}].ps")
+        for r, route in enumerate(t["routes"]):
+            at = f"tasks[{i}].routes[{r}]"
+            check_id(route["worker"], f"{at}.worker")
+            for key in ("path", "merge_at"):
+                for k, node in enumerate(route.get(key, [])):
+                    check_id(node, f"{at}.{key}[{k}]")
+
+
 def scenario_from_dict(doc: Any, source: str = "") -> Scenario:
     """Build and validate a Scenario from a parsed native document."""
     try:
+        check_tree(doc)
         check_schema(doc, "scenario")
+        _check_scenario_text(doc)
         nodes: list[Host | Switch] = []
         for i, d in enumerate(doc["nodes"]):
             if d["kind"] == "host":
@@ -139,6 +179,7 @@ def scenario_from_dict(doc: Any, source: str = "") -> Scenario:
                         aggregation_capacity=_float_or_none(d.get("aggregation_capacity")),
                         aggregation_background=float(d.get("aggregation_background", 0.0)),
                         aggregators=d.get("aggregators"),
+                        max_fan_in=d.get("max_fan_in"),
                         target=d.get("target"),
                         pos=_pos(d.get("pos")),
                         extra=_extra(d),
@@ -197,6 +238,8 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
                 "aggregators": n.aggregators,
                 "target": n.target,
             }
+            if n.max_fan_in is not None:  # written only when set: null (32) keeps older hashes
+                d["max_fan_in"] = int(n.max_fan_in)
         else:
             d = {"id": n.id, "kind": "host"}
         if n.pos is not None:
@@ -261,7 +304,9 @@ def dumps_pretty(doc: Any) -> str:
 
 def plan_from_dict(doc: Any, source: str = "") -> Plan:
     try:
+        check_tree(doc)
         check_schema(doc, "plan")
+        _check_plan_text(doc)
         p = doc["planner"]
         info = PlannerInfo(
             name=p["name"],
@@ -314,35 +359,34 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 # ---- files --------------------------------------------------------------------------------------
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; a missing/unreadable file or bad JSON is one ValidationError."""
+    """Parse a JSON file; a missing/unreadable/oversized file or bad JSON (duplicate keys,
+    non-finite numbers, deep nesting included) is one ValidationError naming the file."""
     source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise ValidationError("no such file", source=source) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"cannot read: {exc}", source=source) from None
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:
-        if not isinstance(exc, json.JSONDecodeError):
-            raise ValidationError(str(exc), source=source) from None
-        raise ValidationError(f"not valid JSON: {exc.msg}", f"line {exc.lineno} column {exc.colno}", source) from None
+    return parse_json(decode_utf8(read_bytes(source, "json"), source), source)
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     return scenario_from_dict(read_json(path), os.fspath(path))
 
 
+def writable_document(sc: Scenario, target: str = "") -> dict[str, Any]:
+    """The canonical document of ``sc``, checked as a loader would check it (finite numbers within
+    the schema's ranges, printable ids, valid Unicode), so no writer produces a file that cannot be
+    read back (e.g. a NUL in an id would make invalid XML)."""
+    try:
+        sc.validate()
+        doc = scenario_to_dict(sc)
+        check_tree(doc)
+        check_schema(doc, "scenario")
+        _check_scenario_text(doc)
+    except ValidationError as exc:
+        raise (exc.with_source(target) if target else exc) from None
+    return doc
+
+
 def save_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
-    sc.validate()
-    atomic_write_text(path, dumps_pretty(scenario_to_dict(sc)))
+    atomic_write_text(path, dumps_pretty(writable_document(sc, os.fspath(path))))
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:
@@ -354,13 +398,7 @@ def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
 
 
 def loads_scenario(text: str, source: str = "<text>") -> Scenario:
-    try:
-        doc = json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:
-        if not isinstance(exc, json.JSONDecodeError):
-            raise ValidationError(str(exc), source=source) from None
-        raise ValidationError(f"not valid JSON: {exc.msg}", f"line {exc.lineno} column {exc.colno}", source) from None
-    return scenario_from_dict(doc, source)
+    return scenario_from_dict(parse_json(text, source), source)
 
 
 def copy_scenario(sc: Scenario) -> Scenario:

@@ -100,11 +100,18 @@ class SimConfig:
     * Memory: ``aggregators`` slots, or ``memory_bytes`` / payload (one packet's values per slot).
     * Timing: ``batch`` consecutive packets of a worker are one simulation event (allocation stays
       per packet; see :mod:`inaplanner.memsched.simulator`); ``batch=1`` is packet granularity.
-    * Window (§5.1): starts at ``window_bytes`` (60 KB at 100 Gbps); with ``congestion_control``,
-      ATP's rule: +``window_increase_bytes`` per result, halved on an ECN mark (a switch egress queue
-      above ``ecn_bytes``), capped at ``max_window_bytes`` (None: the whole pool). ``window_mode``
-      ``in-order`` slides on the first missing result (§5.1); ``outstanding`` counts packets in
-      flight instead (a sensitivity variant, not the paper's).
+    * Window (§5.1): starts at ``window_bytes`` (60 KB at 100 Gbps, ESA's *initial* window) and,
+      with ``congestion_control``, follows ATP's congestion control, which ESA reuses (§5.1): AIMD.
+      Additive increase of ``window_increase_bytes`` (one 1500-byte MTU) per window of results,
+      i.e. per RTT (``window_increase="per-rtt"``; ``"per-result"`` adds it for every result);
+      multiplicative decrease, at most once per RTT, on a result that crossed a switch egress queue
+      above ``ecn_bytes`` (ECN) and, with ``loss_backoff``, on the simulator's loss signals: a
+      worker's dupACK reminder or a PS timeout for the job (ATP halves on loss, detected by
+      timeout). ``max_window_bytes`` caps it (None: only the pool), so line rate is reachable:
+      60 KB over a 10 us RTT carries only ~48 Gbps. :data:`WINDOWS` names the default (``atp``)
+      and the old model (``cap60``: capped at 60 KB, +1500 B per result, ECN only).
+      ``window_mode`` ``in-order`` slides on the first missing result (§5.1); ``outstanding``
+      counts packets in flight instead (a sensitivity variant, not the paper's).
     * Reminders (§5.1, §6): after ``dupacks`` later results, or ``rto_min_s`` at the PS.
     * Stragglers: U(0, ``jitter_s``) before each partition (``jitter_per="partition"``) or only
       before the first of an iteration; plus ``straggler_delay_s`` with ``straggler_prob``.
@@ -128,8 +135,10 @@ class SimConfig:
     straggler_prob: float = 0.0
     straggler_delay_s: float = 0.0
     window_bytes: int = 60_000
-    max_window_bytes: int | None = 60_000
+    max_window_bytes: int | None = None
     window_increase_bytes: int = 1500
+    window_increase: str = "per-rtt"
+    loss_backoff: bool = True
     window_mode: str = "in-order"
     congestion_control: bool = True
     ecn_bytes: int = 100_000
@@ -160,6 +169,10 @@ class SimConfig:
                 raise InaplannerError(f"memsim: {key} must be >= 0")
         if not 0 <= self.straggler_prob <= 1:
             raise InaplannerError("memsim: straggler_prob must be in [0, 1]")
+        if self.window_increase not in ("per-rtt", "per-result"):
+            raise InaplannerError("memsim: window_increase must be 'per-rtt' or 'per-result'")
+        if self.max_window_bytes is not None and self.max_window_bytes < 1:
+            raise InaplannerError("memsim: max_window_bytes must be >= 1 (or None: no cap)")
         if self.window_mode not in ("in-order", "outstanding"):
             raise InaplannerError("memsim: window_mode must be 'in-order' or 'outstanding'")
         if self.jitter_per not in ("partition", "iteration"):
@@ -193,6 +206,27 @@ class SimConfig:
 
     def with_(self, **changes: object) -> SimConfig:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+# ---- window models -----------------------------------------------------------------------------
+
+#: named window models (``memsim --window``): the :class:`SimConfig` fields each one sets
+WINDOWS: dict[str, dict[str, object]] = {
+    "atp": {"max_window_bytes": None, "window_increase": "per-rtt", "loss_backoff": True},
+    "cap60": {"max_window_bytes": 60_000, "window_increase": "per-result", "loss_backoff": False},
+}
+WINDOW_HELP = {
+    "atp": "ESA §5.1: 60 KB initial window, ATP's AIMD (+1 MTU per RTT; halved on ECN, a "
+           "dupACK reminder or a timeout), no cap (default)",
+    "cap60": "the window capped at 60 KB (+1500 B per result, halved on ECN only)",
+}
+
+
+def window_knobs(name: str) -> dict[str, object]:
+    """The :class:`SimConfig` fields of window model ``name`` (one of :data:`WINDOWS`)."""
+    if name not in WINDOWS:
+        raise InaplannerError(f"unknown window model {name!r} (one of {', '.join(WINDOWS)})")
+    return dict(WINDOWS[name])
 
 
 # ---- presets -----------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from inaplanner.model.plan import STATUSES, Plan, PlannerInfo, Route, TaskPlan
 from inaplanner.model.scenario import (
+    DEFAULT_MAX_FAN_IN,
+    MAX_FAN_IN_CEILING,
     TIER_RANK,
     Host,
     Job,
@@ -14,6 +16,8 @@ from inaplanner.model.scenario import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_FAN_IN",
+    "MAX_FAN_IN_CEILING",
     "STATUSES",
     "TIER_RANK",
     "Host",

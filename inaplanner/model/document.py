@@ -43,6 +43,7 @@ SWITCH_ATTRS = frozenset(
         "aggregation_capacity",
         "aggregation_background",
         "aggregators",
+        "max_fan_in",
         "target",
         "pos",
         "extra",

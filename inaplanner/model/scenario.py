@@ -19,6 +19,11 @@ from inaplanner.errors import ValidationError
 TIER_RANK = {"leaf": 1, "tor": 1, "edge": 1, "agg": 2, "spine": 3, "core": 3}
 HOST_RANK = 0
 TARGETS = ("bmv2", "tofino")
+#: CONTRACTS.md: a null ``max_fan_in`` means 32, the width of the bundled data-plane programs'
+#: contributor bitmap, so the evaluator, the planners and the deployer all use one number.
+DEFAULT_MAX_FAN_IN = 32
+#: The largest ``max_fan_in`` accepted: a sanity bound (a contributor bitmap of 64 Ki bits).
+MAX_FAN_IN_CEILING = 65536
 
 
 @dataclass
@@ -51,12 +56,19 @@ class Switch:
     target: str | None = None
     pos: tuple[float, float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    max_fan_in: int | None = None
 
     kind = "switch"
 
     @property
     def is_switch(self) -> bool:
         return True
+
+    @property
+    def fan_in_limit(self) -> int:
+        """The most distinct flows one aggregate may merge here (CONTRACTS.md rule 5);
+        ``max_fan_in`` or, when null, :data:`DEFAULT_MAX_FAN_IN`."""
+        return DEFAULT_MAX_FAN_IN if self.max_fan_in is None else self.max_fan_in
 
 
 Node = Host | Switch
@@ -347,6 +359,16 @@ def _validate_switch(n: Switch, where: str) -> None:
         )
     if n.aggregators is not None and (not isinstance(n.aggregators, int) or n.aggregators < 0):
         raise ValidationError(f"switch {n.id!r}: aggregators must be an integer >= 0", where + ".aggregators")
+    if n.max_fan_in is not None and (
+        not isinstance(n.max_fan_in, int)
+        or isinstance(n.max_fan_in, bool)
+        or not 1 <= n.max_fan_in <= MAX_FAN_IN_CEILING
+    ):
+        raise ValidationError(
+            f"switch {n.id!r}: max_fan_in must be an integer from 1 to {MAX_FAN_IN_CEILING} or null, "
+            f"got {n.max_fan_in!r}",
+            where + ".max_fan_in",
+        )
     if n.target is not None and n.target not in TARGETS:
         raise ValidationError(
             f"switch {n.id!r}: unknown target {n.target!r} (bmv2 or tofino)", where + ".target"

@@ -6,9 +6,15 @@ background thread and turns them into per-direction link rates.
   switch itself reports (``rx_port_counter`` / ``tx_port_counter``); only the cells of mapped ports
   are read.
 * All switches are read in parallel, each with its own deadline, so a switch that hangs delays no
-  other. A switch that fails is marked stale, its counter baselines are dropped (it may come back
-  reset), and it is retried with exponential backoff (``backoff_base`` doubling up to
-  ``backoff_max``); on success it is fresh again after one baseline reading.
+  other. The deadline follows the switch's observed Read latency (five times its moving average,
+  at least ``rpc_timeout``, at most three intervals), and one late answer is tolerated (that poll
+  has no figures for it) before the switch is marked stale, so a loaded machine does not make
+  healthy switches flicker. A switch that fails is marked stale, its counter baselines are
+  dropped (it may come back reset), and it is retried with exponential backoff (``backoff_base``
+  doubling up to ``backoff_max``); on success it is fresh again after one baseline reading.
+* A switch that answers but runs no pipeline (restarted blank, or never deployed) is marked
+  ``reset`` at once and polled every interval (no backoff), so it is fresh again at the first
+  poll after it is redeployed.
 * Rates come from :class:`inaplanner.monitor.rates.RateTracker` (wrap and reset safe); each
   directed link takes the sender's tx counter, or the receiver's rx counter when the sender has
   no rate this poll (:mod:`inaplanner.monitor.mapping`).
@@ -36,7 +42,7 @@ from inaplanner.monitor.mapping import COUNTER_ALIASES, LinkMap, link_map
 from inaplanner.monitor.rates import COUNTER_BITS, RateTracker, Reading
 from inaplanner.monitor.recording import LinkInfo, Recorder
 from inaplanner.monitor.series import Snapshot
-from inaplanner.testbed.inventory import Inventory, SwitchInventory
+from inaplanner.testbed.inventory import Inventory, SwitchInventory, check_transport
 
 Listener = Callable[[Snapshot], None]
 
@@ -47,36 +53,55 @@ class SwitchHealth:
 
     switch: str
     address: str
-    state: str = "new"  # new, ok, stale
+    state: str = "new"  # new, ok, stale, reset (answers, but no pipeline: redeploy)
     failures: int = 0
     next_try: float = 0.0
     last_error: str = ""
     last_ok: float | None = None
 
 
+RESET_HINT = ("no pipeline: the switch was restarted or reset (blank); redeploy the plan: "
+              "inaplanner deploy PLAN --testbed TESTBED")
+
+
+class SwitchReset(InaplannerError):
+    """The switch answers but runs no pipeline."""
+
+
 class SwitchReader:
     """One switch: its read channel, counter ids and health."""
 
     def __init__(self, inv: SwitchInventory, ports: dict[str, set[int]], rpc_timeout: float,
-                 connect_timeout: float) -> None:
+                 connect_timeout: float, max_timeout: float | None = None) -> None:
         self.inv = inv
         self.ports = {kind: sorted(p) for kind, p in ports.items() if p}
         self.rpc_timeout = rpc_timeout
+        self.max_timeout = max(rpc_timeout, max_timeout or rpc_timeout)
         self.connect_timeout = connect_timeout
         self.session = None
         self.counter_ids: dict[str, int] = {}
         self.health = SwitchHealth(inv.id, inv.p4runtime)
+        self.latency: float | None = None  # moving average of Read round trips, seconds
+        self.late = 0  # consecutive late answers
+
+    def deadline(self) -> float:
+        """How long the next Read may take: five times the observed latency, within
+        [rpc_timeout, max_timeout]."""
+        if self.latency is None:
+            return self.rpc_timeout
+        return min(self.max_timeout, max(self.rpc_timeout, 5.0 * self.latency))
 
     def _open(self) -> None:
         from inaplanner.deploy.p4rt import P4RTSession
 
         session = P4RTSession(self.inv.p4runtime, self.inv.device_id, self.inv.election_id,
                               label=f"switch {self.inv.id}", primary=False,
-                              timeout=self.rpc_timeout, connect_timeout=self.connect_timeout)
+                              timeout=self.rpc_timeout, connect_timeout=self.connect_timeout,
+                              tls=self.inv.tls)
         try:
             config = session.get_pipeline(with_device_config=False)
             if config is None:
-                raise InaplannerError(f"switch {self.inv.id}: no pipeline is set (nothing deployed)")
+                raise SwitchReset(f"switch {self.inv.id}: {RESET_HINT}")
             index = P4InfoIndex(config.p4info)
             ids = {}
             for kind in self.ports:
@@ -112,9 +137,21 @@ class SwitchReader:
                 ce = p4runtime_pb2.CounterEntry(counter_id=self.counter_ids[kind])
                 ce.index.index = port
                 entities.append(p4runtime_pb2.Entity(counter_entry=ce))
-        sent = clock()
-        answer = self.session.read(entities)
+        from inaplanner.deploy.p4rt import ReadFailed
+
+        self.session.timeout = self.deadline()
+        sent, started = clock(), time.monotonic()
+        try:
+            answer = self.session.read(entities)
+        except ReadFailed as exc:
+            if exc.code == "FAILED_PRECONDITION":  # restarted under our open channel
+                raise SwitchReset(f"switch {self.inv.id}: {RESET_HINT}") from None
+            if exc.code == "DEADLINE_EXCEEDED":  # slower than thought: allow more next time
+                self.latency = max(self.latency or 0.0, self.session.timeout)
+            raise
         t = (sent + clock()) / 2  # the switch read its counters somewhere in between
+        took = time.monotonic() - started
+        self.latency = took if self.latency is None else 0.8 * self.latency + 0.2 * took
         by_id = {v: k for k, v in self.counter_ids.items()}
         out: dict[tuple[str, str, int], Reading] = {}
         for e in answer:
@@ -131,7 +168,9 @@ class Poller:
     """Polls every switch of ``inventory`` that measures a link of ``scenario``.
 
     Use :meth:`poll_once` for a single synchronous poll, or :meth:`start` / :meth:`stop` for the
-    background thread. ``history`` keeps the last snapshots. ``window`` (seconds) averages each
+    background thread. ``history`` keeps the last snapshots (a few: every snapshot also goes to
+    the listeners and the recorder; at 80 switches one snapshot is about 70 kB, so the 3,600 kept
+    before grew memory by about 4 MB a minute for an hour). ``window`` (seconds) averages each
     rate over about that long (0: the last interval). A switch must answer within
     ``rpc_timeout`` (default 0.8 interval, between 1 and 5 s)."""
 
@@ -139,8 +178,8 @@ class Poller:
                  counter_bits: int = COUNTER_BITS, window: float = 0.0,
                  rpc_timeout: float | None = None,
                  connect_timeout: float | None = None, backoff_base: float = 0.5,
-                 backoff_max: float = 30.0, recorder: Recorder | None = None,
-                 history: int = 3600, clock: Callable[[], float] = time.monotonic,
+                 backoff_max: float = 8.0, recorder: Recorder | None = None,
+                 history: int = 30, clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time) -> None:
         if not interval > 0:
             raise InaplannerError(f"monitoring interval must be > 0 s, got {interval}")
@@ -149,8 +188,11 @@ class Poller:
         self.map: LinkMap = link_map(scenario, inventory)
         rpc = rpc_timeout if rpc_timeout is not None else min(5.0, max(1.0, 0.8 * self.interval))
         conn = connect_timeout if connect_timeout is not None else min(rpc, 2.0)
-        self.readers = {sid: SwitchReader(inventory.switch(sid), ports, rpc, conn)
+        self.readers = {sid: SwitchReader(inventory.switch(sid), ports, rpc, conn,
+                                          max_timeout=max(rpc, 3.0 * self.interval))
                         for sid, ports in sorted(self.map.switch_ports().items())}
+        #: one line per switch polled in plaintext on a non-loopback address
+        self.warnings = check_transport(inventory, set(self.readers))
         self.tracker = RateTracker(counter_bits, window)
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -185,10 +227,21 @@ class Poller:
 
     # ---- polling -------------------------------------------------------------------------------
     def _read_one(self, reader: SwitchReader):
+        """(readings, error, kind): kind is "" (ok or failed), "reset" or "late"."""
         try:
-            return reader.read(self.clock), None
+            return reader.read(self.clock), None, ""
+        except SwitchReset as exc:
+            return None, str(exc), "reset"
         except (InaplannerError, grpc.RpcError, OSError, ValueError) as exc:
-            return None, str(exc) or type(exc).__name__
+            why = str(exc) or type(exc).__name__
+            return None, why, "late" if "DEADLINE_EXCEEDED" in why else ""
+
+    def _reset(self, reader: SwitchReader, why: str) -> None:
+        h = reader.health
+        h.state, h.failures, h.last_error, h.next_try = "reset", 0, why, 0.0
+        reader.late = 0
+        reader.close()
+        self.tracker.forget(reader.inv.id)
 
     def _failed(self, reader: SwitchReader, now: float, why: str) -> None:
         h = reader.health
@@ -206,10 +259,18 @@ class Poller:
             due = [r for r in self.readers.values() if r.health.next_try <= now]
             results = list(self._pool.map(self._read_one, due))
             rates: dict[tuple[str, str, int], float] = {}
-            for reader, (readings, error) in zip(due, results, strict=True):
+            for reader, (readings, error, kind) in zip(due, results, strict=True):
+                if kind == "reset":
+                    self._reset(reader, error)
+                    continue
                 if error is not None:
+                    if kind == "late" and reader.health.state == "ok" and reader.late == 0:
+                        reader.late = 1  # tolerated once: no figures from it this poll
+                        reader.health.last_error = error
+                        continue
                     self._failed(reader, self.clock(), error)
                     continue
+                reader.late = 0
                 h = reader.health
                 h.state, h.failures, h.last_error, h.last_ok = "ok", 0, "", now
                 for key, reading in readings.items():
@@ -223,7 +284,8 @@ class Poller:
                         observed[key] = rates[p.key]
                         break
             stale = tuple(sid for sid, r in self.readers.items() if r.health.state == "stale")
-            snap = Snapshot(now - self.t0, self.wall(), observed, stale)
+            reset = tuple(sid for sid, r in self.readers.items() if r.health.state == "reset")
+            snap = Snapshot(now - self.t0, self.wall(), observed, stale, reset)
             self.history.append(snap)
         if self.recorder is not None:
             try:

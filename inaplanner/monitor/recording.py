@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from inaplanner.errors import InaplannerError
+from inaplanner.errors import InaplannerError, ValidationError
 from inaplanner.monitor.series import Snapshot
 
 FORMAT = "inaplanner-monitor-recording"
@@ -146,23 +147,73 @@ def open_recorder(path: str | os.PathLike[str], meta: dict[str, Any],
     return cls(path, meta, links)
 
 
+#: Largest link index a recording may name (replay sizes arrays by it).
+MAX_LINK_INDEX = 2**22
+
+
 def load_recording(path: str | os.PathLike[str]) -> Recording:
-    """Read a CSV or SQLite recording; one clear error naming the file and row when it is bad."""
+    """Read a CSV or SQLite recording; one ValidationError naming the file, the row and the cause
+    when it is bad (too large, not UTF-8, non-finite numbers, link indices out of range...)."""
+    from inaplanner.io.limits import check_size
+
     p = Path(path)
     if not p.is_file():
-        raise InaplannerError(f"{p}: no such recording")
+        raise ValidationError("no such recording", source=str(p))
+    check_size(p, "recording")
     return _load_sqlite(p) if is_sqlite(p) else _load_csv(p)
 
 
-def _load_csv(p: Path) -> Recording:
+def _finite(text: Any, what: str) -> float:
+    if isinstance(text, (bytes, bytearray)) or text is None or isinstance(text, bool):
+        raise ValueError(f"{what} must be a number, got {text!r}")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InaplannerError(f"{p}: cannot read: {exc}") from None
+        value = float(text)
+    except OverflowError:
+        raise ValueError(f"{what} is out of range") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {str(text)[:40]!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{what} {str(text)[:40]} is not a finite number")
+    return value
+
+
+def _index(text: Any, what: str, hi: int) -> int:
+    if isinstance(text, (bytes, bytearray, float)) or text is None or isinstance(text, bool):
+        raise ValueError(f"{what} must be an integer, got {text!r}")
+    s = str(text).strip()
+    if not s.isdigit() or len(s) > 12 or int(s) > hi:
+        raise ValueError(f"{what} must be an integer in 0..{hi}, got {s[:40]!r} (out of range)")
+    return int(s)
+
+
+def _name(text: Any, what: str) -> str:
+    from inaplanner.io.limits import bad_id_char
+
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be text, got {type(text).__name__}")
+    ch = bad_id_char(text)
+    if ch is not None:
+        raise ValueError(f"{what} {text[:40]!r} holds the control character U+{ord(ch):04X}")
+    return text
+
+
+def _meta(text: str, p: Path, where: str) -> dict[str, Any]:
+    from inaplanner.io.limits import parse_json
+
+    meta = parse_json(text, str(p), where)
+    if not isinstance(meta, dict):
+        raise ValidationError("metadata must be a JSON object", where, str(p))
+    return meta
+
+
+def _load_csv(p: Path) -> Recording:
+    from inaplanner.io.limits import decode_utf8, read_bytes
+
+    text = decode_utf8(read_bytes(p, "recording"), str(p))
     lines = text.splitlines()
     if not lines or not lines[0].startswith(f"# {FORMAT}"):
-        raise InaplannerError(f"{p}: not an inaplanner monitoring recording (first line should be "
-                              f"'# {FORMAT} v{VERSION}')")
+        raise ValidationError("not an inaplanner monitoring recording (first line should be "
+                              f"'# {FORMAT} v{VERSION}')", "line 1", str(p))
     meta: dict[str, Any] = {}
     body_start = 0
     for i, line in enumerate(lines):
@@ -170,61 +221,92 @@ def _load_csv(p: Path) -> Recording:
             body_start = i
             break
         if line.startswith("# {"):
-            try:
-                meta = json.loads(line[2:])
-            except ValueError:
-                raise InaplannerError(f"{p}: line {i + 1}: bad metadata JSON") from None
+            meta = _meta(line[2:], p, f"line {i + 1}: metadata")
     else:
         body_start = len(lines)
     rec = Recording(meta)
     reader = csv.reader(lines[body_start:])
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise ValidationError(f"bad CSV: {exc}", f"line {body_start + 1}", str(p)) from None
     if header != COLUMNS:
-        raise InaplannerError(f"{p}: line {body_start + 1}: expected the header {','.join(COLUMNS)}")
+        raise ValidationError(f"expected the header {','.join(COLUMNS)}", f"line {body_start + 1}",
+                              str(p))
     current: Snapshot | None = None
-    for n, row in enumerate(reader, start=body_start + 2):
-        try:
+    n = body_start + 1
+    try:
+        for n, row in enumerate(reader, start=body_start + 2):  # noqa: B007 (n: in the error)
             if len(row) != len(COLUMNS):
                 raise ValueError(f"expected {len(COLUMNS)} fields, got {len(row)}")
-            t, wall, kind = float(row[0]), float(row[1]), row[2]
+            t, wall, kind = _finite(row[0], "t"), _finite(row[1], "wall"), row[2]
             if kind == "tick":
-                current = Snapshot(t, wall, {}, tuple(row[9].split()))
+                stale = tuple(_name(s, "stale switch") for s in row[9].split())
+                current = Snapshot(t, wall, {}, stale)
                 rec.snapshots.append(current)
             elif kind == "rate":
                 if current is None or current.t != t:
                     raise ValueError("a rate row before its tick row")
-                key = (int(row[3]), int(row[4]))
-                current.rates[key] = float(row[8])
-                rec.links.setdefault(key, LinkInfo(row[5], row[6], float(row[7])))
+                key = (_index(row[3], "link", MAX_LINK_INDEX), _index(row[4], "direction", 1))
+                current.rates[key] = _finite(row[8], "gbps")
+                rec.links.setdefault(key, LinkInfo(_name(row[5], "src"), _name(row[6], "dst"),
+                                                   _finite(row[7], "capacity")))
             else:
-                raise ValueError(f"unknown kind {kind!r}")
-        except ValueError as exc:
-            raise InaplannerError(f"{p}: line {n}: {exc}") from None
+                raise ValueError(f"unknown kind {kind[:40]!r}")
+    except (ValueError, csv.Error) as exc:
+        raise ValidationError(str(exc), f"line {n}", str(p)) from None
     return rec
 
 
 def _load_sqlite(p: Path) -> Recording:
+    from inaplanner.io.limits import parse_json
+
+    source = str(p)
     try:
         db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
         try:
-            meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
+            meta: dict[str, Any] = {}
+            for k, v in db.execute("SELECT key, value FROM meta"):
+                if not isinstance(k, str) or not isinstance(v, str):
+                    raise ValidationError("metadata keys and values must be text", "table meta",
+                                          source)
+                meta[k] = parse_json(v, source, f"table meta, key {k[:40]!r}")
             if meta.get("format") != FORMAT:
-                raise InaplannerError(f"{p}: not an inaplanner monitoring recording")
+                raise ValidationError("not an inaplanner monitoring recording", "table meta",
+                                      source)
             rec = Recording(meta)
             by_seq: dict[int, Snapshot] = {}
-            for seq, t, wall, stale in db.execute("SELECT seq, t, wall, stale FROM ticks ORDER BY seq"):
-                snap = Snapshot(float(t), float(wall), {}, tuple((stale or "").split()))
-                by_seq[seq] = snap
-                rec.snapshots.append(snap)
-            for seq, li, d, src, dst, cap, v in db.execute(
-                    "SELECT seq, link, direction, src, dst, capacity, gbps FROM rates ORDER BY rowid"):
-                snap = by_seq.get(seq)
-                if snap is None:
-                    raise InaplannerError(f"{p}: rate row for unknown tick {seq}")
-                snap.rates[(int(li), int(d))] = float(v)
-                rec.links.setdefault((int(li), int(d)), LinkInfo(src, dst, float(cap)))
+            row_id = "ticks"
+            try:
+                for seq, t, wall, stale in db.execute(
+                        "SELECT seq, t, wall, stale FROM ticks ORDER BY seq"):
+                    row_id = f"ticks seq {seq}"
+                    names = stale if isinstance(stale, str) else ("" if stale is None else None)
+                    if names is None:
+                        raise ValueError("stale must be text")
+                    snap = Snapshot(_finite(t, "t"), _finite(wall, "wall"), {},
+                                    tuple(_name(s, "stale switch") for s in names.split()))
+                    by_seq[seq] = snap
+                    rec.snapshots.append(snap)
+                row_id = "rates"
+                for seq, li, d, src, dst, cap, v in db.execute(
+                        "SELECT seq, link, direction, src, dst, capacity, gbps FROM rates "
+                        "ORDER BY rowid"):
+                    row_id = f"rates of tick {seq}"
+                    snap = by_seq.get(seq) if isinstance(seq, int) else None
+                    if snap is None:
+                        raise ValueError(f"rate row for unknown tick {str(seq)[:40]}")
+                    key = (_index(li, "link", MAX_LINK_INDEX), _index(d, "direction", 1))
+                    snap.rates[key] = _finite(v, "gbps")
+                    rec.links.setdefault(key, LinkInfo(_name(src, "src"), _name(dst, "dst"),
+                                                       _finite(cap, "capacity")))
+            except (ValueError, TypeError) as exc:
+                raise ValidationError(str(exc), row_id, source) from None
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise InaplannerError(f"{p}: cannot read the recording: {exc}") from None
+        raise ValidationError(f"cannot read the recording: {exc}", source=source) from None
+    except UnicodeDecodeError:
+        raise ValidationError("cannot read the recording: text in it is not UTF-8",
+                              source=source) from None
     return rec

@@ -20,6 +20,7 @@ class Snapshot:
     wall: float  # UNIX time of the poll
     rates: dict[tuple[int, int], float] = field(default_factory=dict)  # Gbps
     stale: tuple[str, ...] = ()
+    reset: tuple[str, ...] = ()  # switches that answer but run no pipeline (restarted blank)
 
     def loads(self, n_links: int) -> np.ndarray:
         """(L, 2) observed Gbps, NaN where not measured."""

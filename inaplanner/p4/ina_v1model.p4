@@ -52,6 +52,7 @@ struct ina_metadata_t {
     bit<16> next_node_id;
     bit<32> next_bitmap;
     bit<32> slot_owner;    /* epoch ++ job_id ++ ps_id of the aggregator's occupant */
+    bit<16> slot_flow;     /* the flow id the occupant's aggregate leaves with */
     bit<32> slot_seq;
     bit<32> slot_bitmap;
     bit<8>  slot_count;    /* 0 = free */
@@ -107,6 +108,7 @@ control InaIngress(inout ina_headers_t hdr, inout ina_metadata_t meta,
     register<bit<32>>(INA_AGG_SLOTS) agg_bitmap;
     register<bit<8>>(INA_AGG_SLOTS) agg_count;
     register<bit<8>>(INA_AGG_SLOTS) agg_priority;
+    register<bit<16>>(INA_AGG_SLOTS) agg_flow;  /* out_flow_id of the occupant's aggregate */
     register<bit<32>>(INA_AGG_VALUE_CELLS) agg_values;
 
     action drop() {
@@ -249,6 +251,7 @@ control InaIngress(inout ina_headers_t hdr, inout ina_metadata_t meta,
                     agg_bitmap.write(meta.slot, hdr.ina.bitmap);
                     agg_count.write(meta.slot, 1);
                     agg_priority.write(meta.slot, hdr.ina.priority);
+                    agg_flow.write(meta.slot, meta.out_flow_id);
                     values_step();  /* aggregator := packet */
                     meta.verdict = VERDICT_CONSUMED;
                 } else if (slot_mine) {
@@ -279,12 +282,15 @@ control InaIngress(inout ina_headers_t hdr, inout ina_metadata_t meta,
                     meta.verdict = VERDICT_TO_PS;
                 } else {
                     /* collision, preemption: the packet takes the aggregator and leaves with
-                     * the evicted partial sum, relabelled as the evicted fragment */
+                     * the evicted partial sum, relabelled as the evicted fragment (its task,
+                     * sequence, bitmap, fan-in, priority and the flow id of its aggregate) */
+                    agg_flow.read(meta.slot_flow, meta.slot);
                     agg_owner.write(meta.slot, my_owner);
                     agg_seq.write(meta.slot, hdr.ina.seq);
                     agg_bitmap.write(meta.slot, hdr.ina.bitmap);
                     agg_count.write(meta.slot, 1);
                     agg_priority.write(meta.slot, hdr.ina.priority);
+                    agg_flow.write(meta.slot, meta.out_flow_id);
                     meta.swap_mask = 0xFFFFFFFF;
                     values_step();
                     hdr.ina.job_id = meta.slot_owner[23:8];
@@ -293,6 +299,7 @@ control InaIngress(inout ina_headers_t hdr, inout ina_metadata_t meta,
                     hdr.ina.bitmap = meta.slot_bitmap;
                     hdr.ina.fan_in = meta.slot_count;
                     hdr.ina.priority = meta.slot_priority;
+                    hdr.ina.flow_id = meta.slot_flow;
                     hdr.ina.aggregated = 1;
                     meta.verdict = VERDICT_TO_PS;
                 }

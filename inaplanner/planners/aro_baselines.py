@@ -15,6 +15,12 @@ plan they return is feasible. None proves a bound; their status is ``heuristic``
   bandwidth, a link of bandwidth b already carrying w flows offering b / (w + 1), and a switch with
   an aggregation capacity C already merging n flows offering C / (n + 1). It merges at every
   programmable switch and, like the original, ignores pipelines when predicting merges.
+
+Rules 5 and 6 (CONTRACTS.md): routes are up-down on Clos networks (the shortest-path DAG of
+:mod:`inaplanner.planners.paths`). Fan-in: ``random`` and ``aggtree`` merge wherever they can, so an
+aggregate may collect more flows than its switch's ``max_fan_in``; the flows beyond the limit go on
+unmerged on the same path (:func:`~inaplanner.planners.ina_common.cap_fan_in`), which is what ATP's
+best effort does with a full aggregator and keeps every aggregate's onward path unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 from inaplanner.evaluate import max_min_rates
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 from inaplanner.planners.base import Param, Progress
+from inaplanner.planners.ina_common import cap_fan_in
 from inaplanner.planners.routing import (
     Dag,
     adjacency,
@@ -51,6 +58,8 @@ def _task_dags(sc: Scenario) -> list[tuple[Any, list[str], Dag]]:
 
 
 def _finish(sc: Scenario, name: str, tasks: list[TaskPlan]) -> Plan:
+    for tp in tasks:  # CONTRACTS.md rule 5: the flows beyond max_fan_in go on unmerged
+        tp.routes = cap_fan_in(sc, tp.routes)[0]
     plan = Plan("", PlannerInfo(name, status="heuristic"), tasks)
     rates = max_min_rates(sc, plan)
     for tp in plan.tasks:

@@ -110,7 +110,8 @@ def run_planner(
         cancel = progress.token if isinstance(progress, Progress) else CancelToken()
     prog = as_progress(progress, cancel)
     start = time.perf_counter()
-    plan = planner.plan(scenario, resolved, prog, cancel)
+    with prog.active():  # the solver wrappers report incumbent/bound to it (current_progress)
+        plan = planner.plan(scenario, resolved, prog, cancel)
     cancel.check()
     plan.scenario_sha256 = scenario_sha256(scenario)
     plan.planner.name = planner.name

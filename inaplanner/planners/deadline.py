@@ -17,6 +17,10 @@ from inaplanner.progress import CancelToken
 LIMIT_KINDS = ("wall", "cpu")
 
 
+class OutOfTime(Exception):  # noqa: N818 - a signal between phases, not an error the user sees
+    """A phase ran out of the run's time limit: the planner stops it and returns its best plan."""
+
+
 class Deadline:
     """``seconds`` from now on the chosen clock; ``None`` means no limit."""
 
@@ -27,13 +31,26 @@ class Deadline:
         self.seconds = seconds
         self._clock = time.process_time if kind == "cpu" else time.perf_counter
         self._start = self._clock()
+        self._seen = (time.perf_counter(), 0.0)  # (wall time of the last CPU clock read, elapsed)
 
     @classmethod
     def from_params(cls, params: dict) -> Deadline:
         return cls(params.get("time_limit"), params.get("limit_kind", "wall"))
 
+    #: the process CPU clock is read at most this often (seconds of wall time): reading it can
+    #: cost milliseconds on a loaded machine, and planners ask in tight loops
+    CPU_READ_EVERY = 0.2
+
     def elapsed(self) -> float:
-        return self._clock() - self._start
+        if self.kind == "wall":
+            return self._clock() - self._start
+        now = time.perf_counter()
+        last, value = self._seen
+        if now - last < self.CPU_READ_EVERY:
+            return value  # one process uses at most one CPU second per wall second here
+        value = self._clock() - self._start
+        self._seen = (now, value)
+        return value
 
     def remaining(self) -> float:
         """Seconds left on this deadline's clock (``inf`` without a limit; never negative)."""
@@ -53,3 +70,16 @@ class Deadline:
     def stop(self, cancel: CancelToken | None = None) -> bool:
         """True when the work should stop now: the limit ran out or cancel was requested."""
         return self.expired() or (cancel is not None and cancel.cancelled)
+
+    def check(self, cancel: CancelToken | None = None) -> None:
+        """Raise :class:`~inaplanner.errors.Cancelled` when cancel was requested, then
+        :class:`OutOfTime` when the limit ran out (call it often inside long loops)."""
+        if cancel is not None:
+            cancel.check()
+        if self.expired():
+            raise OutOfTime(f"the {self.kind} time limit of {self.seconds:g} s ran out")
+
+    def solver_seconds(self, floor: float = 0.05) -> float:
+        """Seconds to hand a solver: what is left, at least ``floor`` (a solver needs a moment to
+        return what it has)."""
+        return max(self.remaining(), floor)

@@ -24,6 +24,14 @@ to choose among paths; that tally only steers the heuristic, the evaluator judge
 * ``lbmm`` (Load Balance Min-Min, InArt section 2.1): no aggregation, equal split; flows are placed
   one at a time, min-min style: the flow whose least loaded candidate path (lowest utilisation after
   adding it) is best goes first, on that path.
+
+Rules 5 and 6 (CONTRACTS.md): paths are up-down on Clos networks (:class:`~inaplanner.planners.paths.
+Paths`). Fan-in: ATP treats a full aggregate like a switch without room, as its best-effort design
+does: the flow goes on unaggregated and is caught by the next switch on its path that has room (a
+second aggregate elsewhere), else reaches the PS raw. SwitchML aggregates only at the ToR: the
+flows beyond ``max_fan_in`` go on to the PS raw (:func:`~inaplanner.planners.ina_common.cap_fan_in`,
+applied to every plan in ``finish_plan``). Geryon and LBMM never aggregate. Every phase stops at the
+run's time limit (``time_limit``, ``limit_kind``) with the best plan found.
 """
 
 from __future__ import annotations
@@ -37,14 +45,16 @@ from inaplanner.errors import PlanError
 from inaplanner.evaluate import Evaluation
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, Task
 from inaplanner.planners.base import Param, Progress
+from inaplanner.planners.deadline import Deadline
 from inaplanner.planners.ina_common import (
-    PathFinder,
     access_capacity,
     equal_split,
+    fan_in_limit,
     finish_plan,
     rng_for,
     switch_room,
 )
+from inaplanner.planners.paths import Paths
 from inaplanner.planners.solver import CancelToken
 
 TOL = 1e-9
@@ -77,10 +87,11 @@ def _upper_target(sc: Scenario) -> float:
     return min(j.weight * min(access_capacity(sc, n, inbound=False) for n in j.workers) for j in sc.jobs)
 
 
-def search_target(sc: Scenario, build, cancel: CancelToken, progress: Progress, steps: int = SEARCH_STEPS):
+def search_target(sc: Scenario, build, cancel: CancelToken, progress: Progress, steps: int = SEARCH_STEPS,
+                  deadline: Deadline | None = None):
     """Bisection on the common target f (weighted job throughput the greedy books capacity for):
     keep f when the evaluator confirms the routes carry it. Returns the best (plan, evaluation)
-    seen over all tried targets."""
+    seen over all tried targets; stops early (keeping that best) when ``deadline`` runs out."""
     best: tuple[Plan, Evaluation] | None = None
 
     def attempt(f: float) -> float:
@@ -99,6 +110,8 @@ def search_target(sc: Scenario, build, cancel: CancelToken, progress: Progress, 
     lo = 0.0
     for i in range(steps):
         cancel.check()
+        if deadline is not None and deadline.expired():
+            break
         mid = 0.5 * (lo + hi)
         if attempt(mid) >= mid * (1 - 1e-9):
             lo = mid
@@ -144,10 +157,10 @@ class _Base:
     description = ""
     params: tuple[Param, ...] = ()
 
-    def _paths(self, sc: Scenario) -> PathFinder:
-        return PathFinder(sc)
+    def _paths(self, sc: Scenario) -> Paths:
+        return Paths(sc)
 
-    def _shortest(self, pf: PathFinder, cache: dict, src: str, dst: str) -> list[list[str]]:
+    def _shortest(self, pf: Paths, cache: dict, src: str, dst: str) -> list[list[str]]:
         key = (src, dst)
         if key not in cache:
             cache[key] = pf.shortest(src, dst)
@@ -197,7 +210,7 @@ class Geryon(_Base):
                 routes[t] = out
             return finish_plan(sc, routes, split, PlannerInfo(self.name))
 
-        plan, _ = search_target(sc, build, cancel, progress)
+        plan, _ = search_target(sc, build, cancel, progress, deadline=Deadline.from_params(params))
         plan.planner = PlannerInfo(self.name, params={"split": "equal"}, status="heuristic")
         return plan
 
@@ -218,6 +231,7 @@ class Atp(_Base):
         hierarchical = bool(params["hierarchical"])
         cache: dict = {}
         rooms0 = {s.id: switch_room(s) for s in sc.switches() if s.programmable}
+        limits = {s.id: fan_in_limit(s) for s in sc.switches() if s.programmable}
 
         def build(f: float):
             rng = rng_for(seed, self.name)
@@ -226,12 +240,19 @@ class Atp(_Base):
             room = dict(rooms0)
             routes: dict[Task, list[Route]] = {}
 
+            slots: dict[tuple[str, int], int] = {}  # (switch, pipeline) -> inputs merged (rule 5)
+            prev: dict[str, str] = {}  # the node before each switch on the flow being placed
+
             def fits(v: str, rate: float) -> bool:
-                return v in room and (room[v] is None or room[v] >= rate - TOL * max(1.0, rate))
+                if v not in room or (room[v] is not None and room[v] < rate - TOL * max(1.0, rate)):
+                    return False
+                return slots.get((v, sc.ingress_pipeline(prev[v], v)), 0) < limits[v]
 
             def book(v: str, rate: float) -> None:
                 if room[v] is not None:
                     room[v] -= rate
+                key = (v, sc.ingress_pipeline(prev[v], v))
+                slots[key] = slots.get(key, 0) + 1
 
             for t in sc.tasks():
                 r = rates[t]
@@ -240,6 +261,8 @@ class Atp(_Base):
                 for n in sc.job(t.job).workers:
                     path = tally.least_loaded(self._shortest(pf, cache, n, t.ps), rng)
                     merges: list[str] = []
+                    prev.clear()
+                    prev.update({b: a for a, b in zip(path, path[1:], strict=False)})
                     for i in range(1, len(path) - 1):
                         v = path[i]
                         if v in suffix:
@@ -253,6 +276,7 @@ class Atp(_Base):
                             book(v, r)
                             rest = path[i:]
                             more: list[str] = []
+                            prev.update({b: a for a, b in zip(rest, rest[1:], strict=False)})
                             if hierarchical:
                                 for w in rest[1:-1]:
                                     if w in suffix:
@@ -278,7 +302,7 @@ class Atp(_Base):
                 routes[t] = out
             return finish_plan(sc, routes, split, PlannerInfo(self.name))
 
-        plan, _ = search_target(sc, build, cancel, progress)
+        plan, _ = search_target(sc, build, cancel, progress, deadline=Deadline.from_params(params))
         plan.planner = PlannerInfo(
             self.name,
             params={"split": "equal", "rule": "first programmable switch with room on the default path"},

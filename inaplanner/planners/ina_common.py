@@ -1,8 +1,12 @@
-"""Shared helpers of the GRID / InArt family and their baselines (grid, inart, baselines2).
+"""Shared helpers of the GRID / InArt family and their baselines (grid, inart, ina_baselines).
 
-* :class:`PathFinder`: shortest paths that never forward through a host, restricted to up-down
-  (valley-free) paths on tiered Clos networks (ARO section IV-A), shortest paths through a given
-  aggregation node, and Yen's k shortest simple paths (InArt section 3.1, the sets P).
+Paths come from :mod:`inaplanner.planners.paths` (one up-down search for every planner).
+
+* :func:`cap_fan_in`: CONTRACTS.md rule 5 for any planner's routes: an aggregate that would merge
+  more than its switch's ``max_fan_in`` distinct flows keeps the first ones and lets the others
+  pass unmerged (they continue on the same path, raw).
+* :func:`atp_style`: ATP-style merges on fixed paths (each flow merged at the first programmable
+  switch whose aggregate continues the same way and has room for one more input).
 * :func:`finish_plan`: final task rates from the shared evaluator for fixed routes and a fixed split
   of each job's model across its PSs, weighted max-min fair across jobs (progressive filling on the
   evaluator's own constraint matrix), so every returned plan is feasible by construction.
@@ -13,10 +17,7 @@ Loads are never computed here: the evaluator's ``constraint_matrix`` is the only
 from __future__ import annotations
 
 import hashlib
-import heapq
 import random
-import time
-from collections import deque
 from collections.abc import Iterable
 
 import numpy as np
@@ -25,191 +26,80 @@ from inaplanner.errors import PlanError
 from inaplanner.evaluate import Evaluation, constraint_matrix, evaluate, progressive_filling
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, Task, TaskPlan
 
-UP, DOWN = 0, 1
-PATH_LIMIT = 32
-
-State = tuple[str, int]
+#: the data plane's contributor bitmap when a switch declares no ``max_fan_in`` (CONTRACTS.md)
+DEFAULT_FAN_IN = 32
 
 
-class PathFinder:
-    """Paths over switches between two end nodes (hosts only at the ends).
+def fan_in_limit(sw: object) -> int:
+    """Most distinct flows one aggregate may merge at switch ``sw`` (rule 5; null means 32)."""
+    return int(getattr(sw, "max_fan_in", None) or DEFAULT_FAN_IN)
 
-    On a tiered scenario (every switch has a tier) paths are up-down: tier ranks rise strictly, then
-    fall strictly; the search runs on (node, phase) states. Elsewhere any simple path is allowed.
-    """
 
-    def __init__(self, sc: Scenario, updown: bool | None = None) -> None:
-        self.sc = sc
-        self.updown = sc.is_tiered() if updown is None else updown
-        self.adj: dict[str, list[str]] = {n.id: [] for n in sc.nodes}
-        for lk in sc.links:
-            self.adj[lk.a].append(lk.b)
-            self.adj[lk.b].append(lk.a)
-        self.rank = {n.id: sc.rank(n.id) for n in sc.nodes}
-        self.is_host = {n.id: not isinstance(n, Switch) for n in sc.nodes}
+def cap_fan_in(sc: Scenario, routes: Iterable[Route]) -> tuple[list[Route], int]:
+    """One task's routes with no aggregate above its switch's fan-in limit (CONTRACTS.md rule 5).
 
-    # ---- state moves ---------------------------------------------------------------------------
+    Walking the routes as the evaluator does (rule 1), each aggregate (switch, ingress pipeline)
+    keeps its first ``max_fan_in`` distinct incoming flows; every other incoming flow stops merging
+    there and after (its workers drop that switch and the later ones from ``merge_at``) and goes on
+    raw on the same path. Unmerging never adds an input elsewhere, so one pass suffices. Returns
+    the routes and how many flows were left unmerged."""
+    out = [Route(r.worker, list(r.path), list(r.merge_at)) for r in routes]
+    limits: dict[str, int] = {}
+    inputs: dict[tuple[str, int], dict[object, list[tuple[int, int]]]] = {}
+    for ri, r in enumerate(out):
+        merges = set(r.merge_at)
+        flow: object = r.worker
+        for i in range(1, len(r.path) - 1):
+            v = r.path[i]
+            if v in merges:
+                key = (v, sc.ingress_pipeline(r.path[i - 1], v))
+                inputs.setdefault(key, {}).setdefault(flow, []).append((ri, i))
+                flow = key
+    cut: dict[int, int] = {}  # route -> first path index whose merge is dropped
+    unmerged = 0
+    for key, flows in inputs.items():
+        if key[0] not in limits:
+            limits[key[0]] = fan_in_limit(sc.node(key[0]))
+        if len(flows) <= limits[key[0]]:
+            continue
+        for flow in list(flows)[limits[key[0]]:]:
+            unmerged += 1
+            for ri, i in flows[flow]:
+                cut[ri] = min(cut.get(ri, i), i)
+    for ri, i in cut.items():
+        r = out[ri]
+        after = set(r.path[i:])
+        r.merge_at = [m for m in r.merge_at if m not in after]
+    return out, unmerged
 
-    def _moves(self, state: State, dst: str, avoid: frozenset[str]) -> Iterable[State]:
-        u, phase = state
-        for v in self.adj[u]:
-            if v in avoid or (self.is_host[v] and v != dst):
+
+def atp_style(sc: Scenario, paths: Iterable[tuple[str, list[str]]]) -> list[Route]:
+    """ATP-style aggregation on fixed paths (one task): each flow merges at the first programmable
+    switch of its path where the aggregate (switch, ingress pipeline) either does not exist yet or
+    continues on the same remaining path and has fewer than ``max_fan_in`` inputs; the aggregate
+    then goes on to the PS unmerged (one level, as ATP's switch hands its result to the PS)."""
+    prog = {s.id: fan_in_limit(s) for s in sc.switches() if s.programmable}
+    tails: dict[tuple[str, int], list] = {}
+    out = []
+    for w, path in paths:
+        merges: list[str] = []
+        for i in range(1, len(path) - 1):
+            v = path[i]
+            if v not in prog:
                 continue
-            if not self.updown:
-                yield (v, UP)
+            key = (v, sc.ingress_pipeline(path[i - 1], v))
+            suffix = tuple(path[i:])
+            tail = tails.get(key)
+            if tail is None:
+                tails[key] = [suffix, 1]
+            elif tail[0] == suffix and tail[1] < prog[v]:
+                tail[1] += 1
+            else:
                 continue
-            ru, rv = self.rank[u], self.rank[v]
-            if phase == UP and rv > ru:
-                yield (v, UP)
-            elif rv < ru:
-                yield (v, DOWN)
-
-    def _bfs(self, start: State, dst: str, ends: tuple[int, ...], avoid: frozenset[str]):
-        """Layered BFS from ``start``: (distance, predecessor lists, reached end states)."""
-        dist = {start: 0}
-        preds: dict[State, list[State]] = {start: []}
-        queue = deque([start])
-        found: list[State] = []
-        best: int | None = None
-        while queue:
-            s = queue.popleft()
-            if best is not None and dist[s] >= best:
-                continue
-            for t in self._moves(s, dst, avoid):
-                if t not in dist:
-                    dist[t] = dist[s] + 1
-                    preds[t] = [s]
-                    queue.append(t)
-                    if t[0] == dst and (not self.updown or t[1] in ends):
-                        found.append(t)
-                        best = dist[t]
-                elif dist[t] == dist[s] + 1:
-                    preds[t].append(s)
-        return found, preds
-
-    def _enumerate(self, ends: list[State], preds: dict[State, list[State]], limit: int) -> list[list[str]]:
-        out: list[list[str]] = []
-
-        def back(state: State, tail: list[str]) -> None:
-            if len(out) >= limit:
-                return
-            if not preds[state]:
-                path = [state[0], *tail]
-                if len(set(path)) == len(path):
-                    out.append(path)
-                return
-            for p in preds[state]:
-                back(p, [state[0], *tail])
-
-        for e in ends:
-            back(e, [])
-        return out
-
-    # ---- public --------------------------------------------------------------------------------
-
-    def shortest(
-        self,
-        src: str,
-        dst: str,
-        *,
-        start: int = UP,
-        ends: tuple[int, ...] = (UP, DOWN),
-        avoid: Iterable[str] = (),
-        limit: int = PATH_LIMIT,
-    ) -> list[list[str]]:
-        """All shortest valid simple paths src -> dst (at most ``limit``), never through ``avoid``.
-
-        ``start`` is the phase at ``src`` (a host starts going up); ``ends`` the phases allowed on
-        arrival at ``dst``. Without tiers the phases are ignored."""
-        if src == dst:
-            return [[src]]
-        av = frozenset(avoid) - {src, dst}
-        found, preds = self._bfs((src, start if self.updown else UP), dst, ends, av)
-        return self._enumerate(found, preds, limit)
-
-    def reachable(self, src: str) -> set[State]:
-        """Every (switch, phase) state a valid path from ``src`` can reach (cached)."""
-        cache = self.__dict__.setdefault("_reach", {})
-        if src not in cache:
-            seen = {(src, UP)}
-            queue = deque(seen)
-            while queue:
-                st = queue.popleft()
-                for t in self._moves(st, "", frozenset()):
-                    if t not in seen:
-                        seen.add(t)
-                        queue.append(t)
-            cache[src] = seen
-        return cache[src]
-
-    def can_reach(self, src: str, dst: str, phases: tuple[int, ...] = (UP, DOWN)) -> bool:
-        """Whether some valid path src -> switch ``dst`` arrives in one of ``phases``."""
-        reach = self.reachable(src)
-        return any((dst, p if self.updown else UP) in reach for p in phases)
-
-    def aggregate_paths(self, s: str, ps: str, limit: int = PATH_LIMIT) -> tuple[list[list[str]], tuple[int, ...]]:
-        """Paths an aggregate formed at switch ``s`` may take to ``ps`` and the phases in which the
-        workers' flows may arrive at ``s`` so that worker -> s -> PS stays up-down.
-
-        Down-only paths (the PS sits below ``s``) accept flows arriving in either phase; otherwise
-        the aggregate must first climb, so the flows must arrive while still going up."""
-        if not self.updown:
-            return self.shortest(s, ps, limit=limit), (UP, DOWN)
-        down = self.shortest(s, ps, start=DOWN, limit=limit)
-        if down:
-            return down, (UP, DOWN)
-        return self.shortest(s, ps, start=UP, limit=limit), (UP,)
-
-    def worker_paths(self, n: str, s: str, agg_path: list[str], arrive: tuple[int, ...],
-                     limit: int = PATH_LIMIT) -> list[list[str]]:
-        """Shortest valid paths worker ``n`` -> switch ``s`` that join ``agg_path`` (s -> PS) into one
-        simple path; they avoid the aggregate path's other nodes."""
-        return self.shortest(n, s, ends=arrive, avoid=agg_path[1:], limit=limit)
-
-    def _bfs_path(self, src: str, dst: str, banned: set[str], cut: set[tuple[str, str]]) -> list[str] | None:
-        """One shortest path src -> dst (hop count, any direction, hosts only at the ends) that
-        avoids the nodes ``banned`` and the directed edges ``cut``; first found in link order."""
-        prev = {src: ""}
-        queue = deque([src])
-        while queue:
-            u = queue.popleft()
-            for v in self.adj[u]:
-                if v in prev or v in banned or (u, v) in cut or (self.is_host[v] and v != dst):
-                    continue
-                prev[v] = u
-                if v == dst:
-                    path = [v]
-                    while path[-1] != src:
-                        path.append(prev[path[-1]])
-                    return path[::-1]
-                queue.append(v)
-        return None
-
-    def k_shortest(self, src: str, dst: str, k: int) -> list[list[str]]:
-        """Yen's k shortest simple paths (hop count) src -> dst through switches only (InArt's P).
-        Ties are broken by length, then lexicographically, so the result is deterministic."""
-        first = self._bfs_path(src, dst, set(), set())
-        if first is None:
-            return []
-        found = [first]
-        pool: list[tuple[int, list[str]]] = []
-        seen = {tuple(first)}
-        while len(found) < k:
-            last = found[-1]
-            for j in range(len(last) - 1):
-                root = last[: j + 1]
-                cut = {(p[j], p[j + 1]) for p in found if p[: j + 1] == root}
-                spur = self._bfs_path(last[j], dst, set(root[:-1]), cut)
-                if spur is None:
-                    continue
-                cand = root[:-1] + spur
-                if tuple(cand) not in seen:
-                    seen.add(tuple(cand))
-                    heapq.heappush(pool, (len(cand), cand))
-            if not pool:
-                break
-            found.append(heapq.heappop(pool)[1])
-        return found
+            merges = [v]
+            break
+        out.append(Route(w, list(path), merges))
+    return out
 
 
 def access_capacity(sc: Scenario, host: str, inbound: bool) -> float:
@@ -250,6 +140,7 @@ def finish_plan(
     (progressive filling over the evaluator's constraint matrix, columns summed per job), so the
     weighted job throughputs are balanced as CONTRACTS.md rule 5 wants and no limit is exceeded."""
     tasks = sc.tasks()
+    routes = {t: cap_fan_in(sc, rs)[0] for t, rs in routes.items()}  # rule 5, whatever the planner did
     plan = Plan(
         scenario_sha256="",
         planner=info,
@@ -295,16 +186,32 @@ def rng_for(seed: int, *salt: object) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
 
 
-class Budget:
-    """A planner's time limit shared by its successive solves."""
+def default_paths_plan(sc: Scenario, paths, split: dict[Task, float], name: str, seed: int,
+                       cancel=None) -> tuple[Plan, float, dict[Task, list[Route]]]:
+    """The ATP-style plan on default paths: each worker on a seeded shortest (up-down) path to the
+    PS (``paths``: a :class:`~inaplanner.planners.paths.Paths`), merged at the first programmable
+    switch with room (:func:`atp_style`). Cheap at any size: the plan GRID and InArt return when
+    their own phases run out of time."""
+    rng = rng_for(seed, name, "default-paths")
+    routes: dict[Task, list[Route]] = {}
+    for task in sc.tasks():
+        if cancel is not None:
+            cancel.check()
+        pairs = []
+        for n in sc.job(task.job).workers:
+            p = paths.random_shortest(n, task.ps, rng)
+            if p is None:
+                raise PlanError(f"no {'up-down ' if paths.updown else ''}path from worker {n} to PS {task.ps}")
+            pairs.append((n, p))
+        routes[task] = atp_style(sc, pairs)
+    plan, ev = finish_plan(sc, routes, split, PlannerInfo(name))
+    return plan, ev.objective, routes
 
-    def __init__(self, seconds: float) -> None:
-        self.end = time.perf_counter() + seconds
 
-    def left(self, floor: float = 0.1) -> float:
-        """Seconds left (at least ``floor``, so a last solve still gets a chance)."""
-        return max(self.end - time.perf_counter(), floor)
-
-    @property
-    def spent(self) -> bool:
-        return time.perf_counter() >= self.end
+def report(progress: object, fraction: float, message: str, **kw: object) -> None:
+    """Progress through the one protocol (a plain callable gets fraction and message only)."""
+    update = getattr(progress, "update", None)
+    if update is not None:
+        update(fraction, message, **kw)
+    elif callable(progress):
+        progress(fraction, message)

@@ -55,27 +55,31 @@ from inaplanner.errors import PlanError
 from inaplanner.evaluate import MU
 from inaplanner.model import Job, Plan, PlannerInfo, Route, Scenario, Switch, Task
 from inaplanner.planners.base import Param, Progress
+from inaplanner.planners.deadline import Deadline, OutOfTime
 from inaplanner.planners.ina_common import (
-    Budget,
-    PathFinder,
     access_capacity,
+    default_paths_plan,
     equal_split,
+    fan_in_limit,
     finish_plan,
+    report,
     rng_for,
     status_for,
     switch_room,
 )
+from inaplanner.planners.paths import DOWN, UP, Paths
 from inaplanner.planners.rounding import draw
-from inaplanner.planners.solver import CancelToken, solve
+from inaplanner.planners.solver import CancelToken, new_variable, solve
 
 
 class _Vars:
-    def __init__(self) -> None:
+    def __init__(self, prob: pulp.LpProblem) -> None:
+        self.prob = prob
         self.count = 0
 
     def __call__(self, up: float | None = None) -> pulp.LpVariable:
         self.count += 1
-        return pulp.LpVariable(f"v{self.count}", lowBound=0.0, upBound=up)
+        return new_variable(self.prob, f"v{self.count}", 0.0, up)
 
 
 def _aggregators(sc: Scenario) -> list[Switch]:
@@ -84,7 +88,7 @@ def _aggregators(sc: Scenario) -> list[Switch]:
 
 def l_inart_split(
     sc: Scenario, job: Job, *, time_limit: float = 60.0, cancel: CancelToken | None = None,
-    balanced: bool = True,
+    balanced: bool = True, deadline: Deadline | None = None,
 ) -> tuple[dict[str, float], float]:
     """L-InArt (Alg. 1): the model split x_s over ``job``'s PSs from Eq. (2) and Eq. (2)'s optimum f*.
 
@@ -99,8 +103,8 @@ def l_inart_split(
         return {pss[0]: 1.0}, float("nan")
     switches = _aggregators(sc)
     n = len(job.workers)
-    var = _Vars()
     prob = pulp.LpProblem("l_inart", pulp.LpMaximize)
+    var = _Vars(prob)
     f = var()
     g = {s: var() for s in pss}
     prob += f
@@ -120,15 +124,19 @@ def l_inart_split(
         room = switch_room(v)
         if room is not None and per_switch[v.id]:
             prob += pulp.lpSum(per_switch[v.id]) <= room
-    budget = Budget(time_limit)
-    res = solve(prob, time_limit=budget.left(), cancel=cancel)
+    deadline = deadline or Deadline(time_limit)
+    deadline.check(cancel)
+    given = deadline.solver_seconds()
+    res = solve(prob, time_limit=given, cancel=cancel)
     if res.objective is None or res.status == "infeasible":
+        if res.status == "timeout" or deadline.expired() or res.seconds >= 0.9 * given:
+            raise OutOfTime("L-InArt (Eq. 2) found no solution within the time limit")
         raise PlanError(f"job {job.id}: L-InArt model (Eq. 2) has no solution")
     f_star = float(res.objective)
     if f_star <= 1e-12:
         return {s: 1.0 / len(pss) for s in pss}, 0.0
     values = {s: float(g[s].value() or 0.0) for s in pss}
-    if balanced and res.status == "optimal" and not budget.spent:
+    if balanced and res.status == "optimal" and not deadline.expired():
         t = var()
         prob += f >= f_star * (1.0 - 1e-9), "hold_f"
         for s in pss:
@@ -137,7 +145,7 @@ def l_inart_split(
         prob.sense = pulp.LpMinimize
         prob.setObjective(t)
         try:
-            step = solve(prob, time_limit=budget.left(), cancel=cancel)
+            step = solve(prob, time_limit=deadline.solver_seconds(), cancel=cancel)
             if step.objective is not None and step.status != "infeasible":
                 values = {s: float(g[s].value() or 0.0) for s in pss}
         except PlanError:
@@ -149,10 +157,11 @@ def l_inart_split(
 
 
 class PathSets:
-    """InArt's P: k shortest simple paths per (worker, PS), (worker, switch), (switch, PS)."""
+    """InArt's P: the k shortest valid simple paths per (worker, PS), (worker, switch), (switch, PS)
+    (:meth:`Paths.k_shortest`: up-down on a Clos network, CONTRACTS.md rule 6)."""
 
-    def __init__(self, sc: Scenario, k: int) -> None:
-        self.pf = PathFinder(sc, updown=False)
+    def __init__(self, sc: Scenario, k: int, paths: Paths | None = None) -> None:
+        self.pf = paths if paths is not None else Paths(sc)
         self.k = k
         self.cache: dict[tuple[str, str], list[list[str]]] = {}
 
@@ -161,6 +170,25 @@ class PathSets:
         if key not in self.cache:
             self.cache[key] = self.pf.k_shortest(src, dst, self.k)
         return self.cache[key]
+
+    def joins(self, p1: list[str], p2: list[str]) -> bool:
+        """worker -> v path ``p1`` and v -> PS path ``p2`` form one simple valid path: no node twice
+        and, on a Clos network, no valley at v (a flow arriving at v going down may only go on
+        down)."""
+        if set(p1[:-1]) & set(p2):
+            return False
+        if not self.pf.updown or len(p1) < 2 or len(p2) < 2:
+            return True
+        rank = self.pf.rank
+        v = p2[0]
+        arrives_up = all(rank[a] < rank[b] for a, b in zip(p1, p1[1:], strict=False))
+        return arrives_up or rank[p2[1]] < rank[v]
+
+    def may_aggregate(self, w: str, v: str, ps: str) -> bool:
+        """Whether some valid path w -> v -> ps exists by distances alone (a quick filter before
+        the k shortest paths are enumerated)."""
+        _start, arrive, d = self.pf.aggregate_start(v, ps)
+        return d is not None and self.pf.distance(w, v, ends=arrive) is not None
 
 
 def _joins(p1: list[str], p2: list[str]) -> bool:
@@ -172,8 +200,11 @@ class Eq5:
     """LP Eq. (5) for a fixed split, in rate variables; keeps the variables for the rounding."""
 
     def __init__(self, sc: Scenario, split: dict[Task, float], paths: PathSets,
-                 max_detour: int | None = None) -> None:
+                 max_detour: int | None = None, deadline: Deadline | None = None,
+                 cancel: CancelToken | None = None) -> None:
         self.sc = sc
+        self.deadline = deadline
+        self.cancel = cancel
         self.max_detour = max_detour
         self.split = split
         self.paths = paths
@@ -187,7 +218,7 @@ class Eq5:
 
     def _build(self) -> None:
         sc, prob = self.sc, self.prob
-        var = _Vars()
+        var = _Vars(prob)
         link_terms: dict[tuple[str, str], list] = {}
         switch_terms: dict[str, list] = {}
         ps_terms: dict[str, list] = {}
@@ -205,7 +236,9 @@ class Eq5:
             agg_paths = {v.id: self.paths.get(v.id, task.ps) for v in switches}
             agg_paths = {vid: ps for vid, ps in agg_paths.items() if ps}
             used: dict[str, list] = {}
-            for w in job.workers:
+            for wi, w in enumerate(job.workers):
+                if self.deadline is not None and wi % 4 == 0:
+                    self.deadline.check(self.cancel)
                 parts = []
                 direct = self.paths.get(w, task.ps)
                 if not direct:
@@ -216,11 +249,13 @@ class Eq5:
                     parts.append(v)
                     ps_terms.setdefault(task.ps, []).append(v)
                 for vid, a_paths in agg_paths.items():
+                    if not self.paths.may_aggregate(w, vid, task.ps):
+                        continue
                     if self.max_detour is not None:
                         to_v = self.paths.get(w, vid)
                         if not to_v or len(to_v[0]) + len(a_paths[0]) - len(direct[0]) - 1 > self.max_detour:
                             continue
-                    w_paths = [p for p in self.paths.get(w, vid) if any(_joins(p, q) for q in a_paths)]
+                    w_paths = [p for p in self.paths.get(w, vid) if any(self.paths.joins(p, q) for q in a_paths)]
                     if not w_paths:
                         continue
                     entries = [(p, var()) for p in w_paths]
@@ -268,6 +303,9 @@ class Eq5:
         # interior point: several times faster than simplex on this large, degenerate LP
         res = solve(self.prob, time_limit=time_limit, cancel=cancel, options={"solver": "ipm"})
         if res.objective is None or res.status == "infeasible":
+            if res.status == "timeout" or res.seconds >= 0.9 * time_limit or (
+                    self.deadline is not None and self.deadline.expired()):
+                raise OutOfTime("the R-InArt LP (Eq. 5) found no solution within the time limit")
             raise PlanError("R-InArt LP (Eq. 5) has no solution"
                             + (" within the time limit" if res.status == "timeout" else ""))
         for table in (self.direct, self.to_switch, self.agg):
@@ -281,22 +319,37 @@ def _val(v) -> float:
     return max(float(x), 0.0) if x is not None else 0.0
 
 
-def round_routes(lp: Eq5, rng, pf: PathFinder) -> tuple[dict[Task, list[Route]], int]:
+def round_routes(lp: Eq5, rng, pf: Paths, deadline: Deadline | None = None,
+                 cancel: CancelToken | None = None) -> tuple[dict[Task, list[Route]], int]:
     """Alg. 2 step 2 with the interval method: aggregation choice, then aggregate paths, then flow
     paths compatible with them. Returns the routes and how many flows had to be sent unaggregated
-    because no candidate path joined them to their aggregate's path."""
+    because no candidate path joined them to their aggregate's path.
+
+    Fan-in (CONTRACTS.md rule 5): InArt draws one aggregation choice per (worker, PS), so once
+    ``max_fan_in`` flows of a task are drawn to a switch it leaves the later draws (the interval
+    method over the remaining pieces; the PS when the LP put nothing elsewhere). Flows merge only
+    at the switch drawn, so that count bounds every aggregate there, whatever the pipeline."""
     sc = lp.sc
+    limit = {v.id: fan_in_limit(v) for v in sc.switches() if v.programmable}
     routes: dict[Task, list[Route]] = {}
     repairs = 0
     for task in sc.tasks():
+        if deadline is not None:
+            deadline.check(cancel)
         job = sc.job(task.job)
         choice: dict[str, str] = {}
+        count: dict[str, int] = {}
         for w in job.workers:
-            options = lp.options.get((task, w), [])
+            options = [v for v in lp.options.get((task, w), []) if count.get(v, 0) < limit[v]]
             weights = [sum(v for _, v in lp.to_switch[(task, w, vid)]) for vid in options]
             weights.append(sum(v for _, v in lp.direct[(task, w)]))
-            pick = draw(weights, rng)
+            if sum(weights) <= 1e-12 and lp.options.get((task, w)) and len(options) < len(lp.options[(task, w)]):
+                pick = len(options)  # the switches the LP chose are full: straight to the PS
+            else:
+                pick = draw(weights, rng)
             choice[w] = options[pick] if pick < len(options) else task.ps
+            if choice[w] != task.ps:
+                count[choice[w]] = count.get(choice[w], 0) + 1
         agg_path: dict[str, list[str]] = {}
         for vid in sorted({c for c in choice.values() if c != task.ps}):
             entries = lp.agg[(task, vid)]
@@ -305,14 +358,17 @@ def round_routes(lp: Eq5, rng, pf: PathFinder) -> tuple[dict[Task, list[Route]],
         for w in job.workers:
             vid = choice[w]
             if vid != task.ps:
-                entries = [(p, v) for p, v in lp.to_switch[(task, w, vid)] if _joins(p, agg_path[vid])]
+                ap = agg_path[vid]
+                entries = [(p, v) for p, v in lp.to_switch[(task, w, vid)] if lp.paths.joins(p, ap)]
                 if entries:
                     p = entries[draw([v for _, v in entries], rng)][0]
-                    out.append(Route(w, [*p, *agg_path[vid][1:]], [vid]))
+                    out.append(Route(w, [*p, *ap[1:]], [vid]))
                     continue
-                detour = pf.shortest(w, vid, avoid=agg_path[vid][1:], limit=1)
+                down = pf.updown and len(ap) > 1 and pf.rank[ap[1]] < pf.rank[vid]
+                arrive = (UP, DOWN) if (down or not pf.updown) else (UP,)
+                detour = pf.worker_paths(w, vid, ap, arrive, limit=1)
                 if detour:
-                    out.append(Route(w, [*detour[0], *agg_path[vid][1:]], [vid]))
+                    out.append(Route(w, [*detour[0], *ap[1:]], [vid]))
                     continue
                 repairs += 1
             entries = lp.direct[(task, w)]
@@ -323,7 +379,13 @@ def round_routes(lp: Eq5, rng, pf: PathFinder) -> tuple[dict[Task, list[Route]],
 
 
 class InArtPlanner:
-    """``inart`` (L-InArt split + R-InArt) or ``inart-equal`` (equal split + R-InArt)."""
+    """``inart`` (L-InArt split + R-InArt) or ``inart-equal`` (equal split + R-InArt).
+
+    Every phase (split LPs, path sets and the Eq. (5) model, the solve, the roundings) checks the
+    run's :class:`~inaplanner.planners.deadline.Deadline` and the cancel token; the ATP-style plan
+    on default paths is built first, so a plan exists whatever phase the limit cuts (status
+    ``timeout``). Paths are up-down on Clos networks (rule 6); the fan-in limit is kept in the
+    rounding (:func:`round_routes`)."""
 
     def __init__(self, equal: bool) -> None:
         self.equal = equal
@@ -334,57 +396,77 @@ class InArtPlanner:
             else "InArt: L-InArt model split (Eq. 2) + R-InArt path LP and randomized rounding (Eq. 5)"
         )
         self.params = (
-            Param("k", int, 4, "candidate paths per pair (Yen's k shortest simple paths)", min=1, max=64),
+            Param("k", int, 4, "candidate paths per pair (k shortest valid paths)", min=1, max=64),
             Param("rounds", int, 32, "randomized roundings; the best evaluated plan is kept (1 = the paper)",
                   min=1, max=100000),
         )
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
-        budget = Budget(float(params["time_limit"]))  # shared by every solve of the run
-        progress(0.02, "model split")
-        if self.equal:
-            split = equal_split(sc)
-            split_rule = "equal"
-        else:
-            split = {}
-            for job in sc.jobs:
-                x, _ = l_inart_split(sc, job, time_limit=budget.left(), cancel=cancel)
-                split.update({Task(job.id, ps): share for ps, share in x.items()})
-            split_rule = "L-InArt (Eq. 2 optimum, most balanced among ties)"
-        cancel.check()
-        progress(0.1, "candidate paths and LP (Eq. 5)")
-        paths = PathSets(sc, int(params["k"]))
-        lp = Eq5(sc, split, paths)
-        cancel.check()
-        res = lp.solve(budget.left(), cancel)
-        bound = float(res.objective) if res.status == "optimal" else res.bound
+        deadline = Deadline.from_params(params)
         seed = int(params["seed"])
-        rounds = int(params["rounds"])
-        best: tuple[Plan, float, int] | None = None
-        for k in range(rounds):
-            cancel.check()
-            rng = rng_for(seed, "inart", k)  # same draws for both variants: only the split differs
-            routes, repairs = round_routes(lp, rng, paths.pf)
-            plan, ev = finish_plan(sc, routes, split, PlannerInfo(self.name), bound)
-            if best is None or ev.objective > best[1] + 1e-12:
-                best = (plan, ev.objective, repairs)
-            progress(0.3 + 0.7 * (k + 1) / rounds, f"round {k + 1}/{rounds}: best {best[1]:.6g}")
-            if bound is not None and best[1] >= bound * (1 - 1e-9):
-                break
-        assert best is not None
+        report(progress, 0.01, "path index", phase="paths")
+        pf = Paths(sc, check=cancel.check)
+        report(progress, 0.02, "ATP-style plan on default paths (the fallback)", phase="fallback")
+        fb_plan, fb_obj, _ = default_paths_plan(sc, pf, equal_split(sc), self.name, seed, cancel)
+        best: tuple[Plan, float, int] = (fb_plan, fb_obj, 0)
+        source = "ATP-style plan on default paths"
+        report(progress, 0.05, "fallback ready", incumbent=fb_obj)
+        split = equal_split(sc)
+        split_rule = "equal"
+        res = None
+        bound: float | None = None
+        cut = ""
+        try:
+            report(progress, 0.06, "model split", phase="split")
+            if not self.equal:
+                split = {}
+                for job in sc.jobs:
+                    x, _ = l_inart_split(sc, job, cancel=cancel, deadline=deadline)
+                    split.update({Task(job.id, ps): share for ps, share in x.items()})
+                split_rule = "L-InArt (Eq. 2 optimum, most balanced among ties)"
+            deadline.check(cancel)
+            report(progress, 0.1, "candidate paths and LP (Eq. 5)", phase="model")
+            paths = PathSets(sc, int(params["k"]), pf)
+            lp = Eq5(sc, split, paths, deadline=deadline, cancel=cancel)
+            deadline.check(cancel)
+            report(progress, 0.3, "solving the LP (Eq. 5)", phase="solve")
+            res = lp.solve(deadline.solver_seconds(), cancel)
+            bound = float(res.objective) if res.status == "optimal" else res.bound
+            rounds = int(params["rounds"])
+            for k in range(rounds):
+                deadline.check(cancel)
+                rng = rng_for(seed, "inart", k)  # same draws for both variants: only the split differs
+                routes, repairs = round_routes(lp, rng, pf, deadline, cancel)
+                plan, ev = finish_plan(sc, routes, split, PlannerInfo(self.name), bound)
+                fallback_now = source.startswith("ATP")  # InArt's own plan wins ties with it
+                if ev.objective > best[1] + 1e-12 or (fallback_now and ev.objective >= best[1] - 1e-12):
+                    best = (plan, ev.objective, repairs)
+                    source = "R-InArt rounding"
+                report(progress, 0.5 + 0.5 * (k + 1) / rounds, f"round {k + 1}/{rounds}: best {best[1]:.6g}",
+                       phase="rounding", incumbent=best[1], bound=bound)
+                if bound is not None and best[1] >= bound * (1 - 1e-9):
+                    break
+        except OutOfTime as exc:
+            cut = str(exc)
         plan, objective, repairs = best
+        plan.bound = bound
         plan.planner = PlannerInfo(
             self.name,
             params={
                 "split_rule": split_rule,
                 "split": {f"{t.job}/{t.ps}": round(s, 9) for t, s in split.items()},
-                "lp_objective": float(res.objective) if res.objective is not None else None,
+                "lp_objective": float(res.objective) if res is not None and res.objective is not None else None,
                 "unaggregated_repairs": repairs,
+                "plan_source": source,
+                "fallback_objective": fb_obj,
+                "limit_used": f"{deadline.kind} {deadline.seconds:g} s",
+                **({"stopped": cut} if cut else {}),
             },
-            solver=res.solver,
-            status=status_for(objective, bound, res.status),
+            solver=res.solver if res is not None else "",
+            status="timeout" if cut else status_for(objective, bound, res.status if res else "timeout"),
         )
+        report(progress, 1.0, f"done: {objective:.6g}", phase="done", incumbent=objective, bound=bound)
         return plan
 
 

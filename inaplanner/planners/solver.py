@@ -1,13 +1,19 @@
 """Solving PuLP models with HiGHS (highspy) by default, CBC as fallback, with time limit and cancel.
 
-``solve`` returns an honest status: ``optimal`` (proven), ``feasible``/``timeout`` (an incumbent
-without proof; ``timeout`` when the limit stopped it), ``infeasible``, or raises
+``solve`` returns an honest status (:func:`highs_status`): ``optimal`` (proven), ``feasible`` (an
+incumbent without proof), ``timeout`` (the limit stopped it, with or without an incumbent: never
+``infeasible``), ``infeasible`` (proven), or raises
 :class:`~inaplanner.errors.Cancelled` when the cancel token fired (HiGHS is interrupted from its
 callback within a fraction of a second). The dual bound of a MIP is reported as ``bound``.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import os
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,9 +21,14 @@ from dataclasses import dataclass
 import pulp
 
 from inaplanner.errors import Cancelled, PlanError
-from inaplanner.progress import CancelToken
+from inaplanner.progress import CancelToken, Progress, current_progress
 
-__all__ = ["CancelToken", "SolveResult", "solve", "solver_name"]
+__all__ = [
+    "CancelToken", "SolveResult", "highs_status", "mip_reporter", "new_variable", "solve",
+    "solver_name",
+]
+
+log = logging.getLogger("inaplanner.solver")
 
 try:
     import highspy
@@ -36,9 +47,95 @@ class SolveResult:
 
 def solver_name() -> str:
     if highspy is not None:
-        h = highspy.Highs()
-        return f"HiGHS {h.version()}" if hasattr(h, "version") else "HiGHS"
+        parts = [getattr(highspy, f"HIGHS_VERSION_{p}", None) for p in ("MAJOR", "MINOR", "PATCH")]
+        return "HiGHS " + ".".join(map(str, parts)) if None not in parts else "HiGHS"
     return "CBC"
+
+
+_banner_lock = threading.Lock()
+_banner_written = False
+
+
+def silence_banner() -> None:
+    """Make sure HiGHS' start-up banner ("Running HiGHS ...") never reaches stdout.
+
+    HiGHS writes it once per process, from C, the first time an instance starts with its output
+    on, which ``highspy.Highs()`` does before any option can be set. So the first instance of the
+    process is made here with file descriptor 1 pointed at the null device; every later one (ours
+    or PuLP's) is silent as far as the banner goes, and their log follows ``output_flag``."""
+    global _banner_written
+    if highspy is None or _banner_written:
+        return
+    with _banner_lock:
+        if _banner_written:
+            return
+        _banner_written = True
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):  # no stdout at all: nothing to protect
+            highspy.Highs()
+            return
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def new_variable(prob: pulp.LpProblem, name: str, low: float | None = None,
+                 up: float | None = None, cat: str = pulp.LpContinuous) -> pulp.LpVariable:
+    """A variable of ``prob``, made the way the installed PuLP wants: ``prob.add_variable`` where it
+    exists (PuLP >= 3.3.1, the PuLP 4 API; a bare ``LpVariable(...)`` is deprecated there), else
+    ``LpVariable`` (the older PuLP the dependency floor allows)."""
+    add = getattr(prob, "add_variable", None)
+    if add is not None:
+        return add(name, lowBound=low, upBound=up, cat=cat)
+    return pulp.LpVariable(name, lowBound=low, upBound=up, cat=cat)
+
+
+def highs_status(model_status: object, has_solution: bool, stopped: bool = False) -> str:
+    """THE mapping of a HiGHS model status to inaplanner's solve status, for the PuLP path
+    (:func:`solve`) and the highspy path (:meth:`inaplanner.planners.aro.milp.Milp.solve`) alike:
+
+    * ``optimal``: proven optimal;
+    * ``infeasible``: HiGHS proved there is no solution (infeasible, or unbounded-or-infeasible);
+    * ``timeout``: the time limit (or a ``stop`` deadline of ours, ``stopped``) ended the solve,
+      with or without an incumbent: a time-out is never reported as ``infeasible``;
+    * ``feasible``: another stop (iteration or solution limit...) with an incumbent;
+    * ``error``: stopped without an answer (a numerical failure, an unknown status).
+    """
+    hs = highspy.HighsModelStatus
+    if model_status == hs.kOptimal:
+        return "optimal"
+    if model_status in (hs.kInfeasible, hs.kUnboundedOrInfeasible):
+        return "infeasible"
+    if model_status == hs.kTimeLimit or stopped:
+        return "timeout"
+    return "feasible" if has_solution else "error"
+
+
+def mip_reporter(progress: Progress | None, sign: float = 1.0) -> Callable[[float, float], None]:
+    """A function for a HiGHS MIP callback: given HiGHS' primal and dual bound (times ``sign``:
+    -1 when the model was negated to minimise), reports ``phase="solve"`` with the incumbent and
+    the bound to ``progress`` when either improved (nothing when ``progress`` is None)."""
+    seen: dict[str, float | None] = {"incumbent": None, "bound": None}
+
+    def report(primal: float, dual: float) -> None:
+        if progress is None:
+            return
+        inc = sign * float(primal) if primal is not None and abs(primal) < 1e300 else None
+        bnd = sign * float(dual) if dual is not None and abs(dual) < 1e300 else None
+        inc = inc if inc is not None and math.isfinite(inc) else None
+        bnd = bnd if bnd is not None and math.isfinite(bnd) else None
+        if (inc, bnd) == (seen["incumbent"], seen["bound"]) or (inc is None and bnd is None):
+            return
+        seen["incumbent"], seen["bound"] = inc, bnd
+        progress.update(phase="solve", incumbent=inc, bound=bnd)
+
+    return report
 
 
 def solve(
@@ -50,10 +147,18 @@ def solve(
     msg: bool = False,
     on_log: Callable[[str], None] | None = None,
     options: dict[str, object] | None = None,
+    progress: Progress | None = None,
 ) -> SolveResult:
     """Solve ``prob`` in place (variable values set) and report status, objective and bound.
-    ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them."""
+    ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them. HiGHS' log never
+    reaches stdout: it goes to ``on_log`` or, at DEBUG level, to the ``inaplanner.solver`` logger.
+    A MIP's incumbent and bound go to ``progress`` (default: the current one) as they improve."""
     start = time.perf_counter()
+    if progress is None:
+        progress = current_progress()
+    if on_log is None and not msg and log.isEnabledFor(logging.DEBUG):
+        on_log = log.debug
+    report = mip_reporter(progress, -1.0 if prob.sense == pulp.LpMaximize else 1.0)
     if cancel is not None:
         cancel.check()
     if highspy is None:
@@ -65,6 +170,8 @@ def solve(
             if on_log is not None and message:
                 on_log(message.rstrip())
             return
+        if cb_type == highspy.cb.HighsCallbackType.kCallbackMipInterrupt and data_out is not None:
+            report(data_out.mip_primal_bound, data_out.mip_dual_bound)
         if cancel is not None and cancel.cancelled and data_in is not None:
             data_in.user_interrupt = True
             interrupted["flag"] = True
@@ -83,8 +190,10 @@ def solve(
         callbackTuple=(callback, None),
         callbacksToActivate=kinds,
         threads=1,
+        **({} if msg else {"log_to_console": False}),  # the log goes to on_log, never stdout
         **(options or {}),
     )
+    silence_banner()
     prob.solve(solver)
     seconds = time.perf_counter() - start
     if interrupted["flag"] or (cancel is not None and cancel.cancelled):
@@ -102,15 +211,14 @@ def solve(
         if raw is not None and abs(raw) < highspy.kHighsInf:
             # PuLP hands HiGHS -objective when maximising, so the bound comes back negated
             bound = -float(raw) if prob.sense == pulp.LpMaximize else float(raw)
-    if status == hs.kOptimal:
+    verdict = highs_status(status, has_sol)
+    if verdict == "optimal":
         return SolveResult("optimal", objective, objective if bound is None else bound, seconds, solver_name())
-    if status in (hs.kInfeasible, hs.kUnboundedOrInfeasible):
+    if verdict == "infeasible":
         return SolveResult("infeasible", None, None, seconds, solver_name())
-    if status == hs.kTimeLimit:
-        return SolveResult("timeout" if has_sol else "infeasible", objective, bound, seconds, solver_name())
-    if has_sol:
-        return SolveResult("feasible", objective, bound, seconds, solver_name())
-    raise PlanError(f"solver stopped without a solution ({status})")
+    if verdict == "error":
+        raise PlanError(f"solver stopped without a solution ({status})")
+    return SolveResult(verdict, objective, bound, seconds, solver_name())  # timeout | feasible
 
 
 def _solve_cbc(prob: pulp.LpProblem, time_limit: float | None, gap: float | None, msg: bool, start: float) -> SolveResult:

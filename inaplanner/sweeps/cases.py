@@ -14,7 +14,8 @@ Generators (``--cases`` names):
   the (k/2) cores behind aggregation index i; on a leaf-spine each spine).
 - ``random-k``: ``sample`` cases of ``k`` simultaneous link failures, drawn with ``seed``.
 - ``capacity``: every tier pair's links (e.g. edge-agg) set to each value of a grid.
-- ``jobs``: growth steps: the first 1, 2, ..., n jobs of the scenario.
+- ``jobs``: growth steps: the first 1, 2, ..., n jobs of the scenario, then every job with 25,
+  50 and 75 % of its workers.
 
 The order of the cases is deterministic (it depends only on the scenario and the arguments),
 and so are the seeds, so a local run and a cluster run of the same sweep give the same results.
@@ -22,16 +23,21 @@ and so are the seeds, so a local run and a cluster run of the same sweep give th
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from inaplanner.errors import InaplannerError
 from inaplanner.model import Scenario, Switch
-from inaplanner.views.whatif import Change, FailLink, FailSwitch, RemoveJob, SetCapacity
+from inaplanner.topologies.structure import planes, pods
+from inaplanner.views.whatif import (
+    Change,
+    FailLink,
+    FailSwitch,
+    RemoveJob,
+    ScaleWorkers,
+    SetCapacity,
+)
 
 GENERATORS = ("single-link", "single-switch", "pod", "random-k", "capacity", "jobs")
 
@@ -73,37 +79,6 @@ def single_link(sc: Scenario) -> list[Case]:
 
 def single_switch(sc: Scenario) -> list[Case]:
     return [Case(f"switch:{s.id}", "single-switch", s.id, (FailSwitch(s.id),)) for s in sc.switches()]
-
-
-def pods(sc: Scenario) -> list[list[str]]:
-    """Groups of switches that stay connected when the top tier is removed (sorted, by first id)."""
-    if not sc.is_tiered():
-        return []
-    top = max(sc.rank(s.id) for s in sc.switches())
-    lower = [s.id for s in sc.switches() if sc.rank(s.id) < top]
-    g = nx.Graph()
-    g.add_nodes_from(lower)
-    keep = set(lower)
-    for lk in sc.links:
-        if lk.a in keep and lk.b in keep:
-            g.add_edge(lk.a, lk.b)
-    groups = [sorted(c, key=_natural) for c in nx.connected_components(g)]
-    return sorted(groups, key=lambda grp: _natural(grp[0]))
-
-
-def planes(sc: Scenario) -> list[list[str]]:
-    """Top-tier switches grouped by identical neighbour sets (fat-tree core planes)."""
-    if not sc.is_tiered():
-        return []
-    top = max(sc.rank(s.id) for s in sc.switches())
-    by_nbrs: dict[frozenset[str], list[str]] = {}
-    for s in sc.switches():
-        if sc.rank(s.id) == top:
-            by_nbrs.setdefault(frozenset(sc.neighbours(s.id)), []).append(s.id)
-    groups = [sorted(v, key=_natural) for v in by_nbrs.values()]
-    if len(groups) == 1 and len(groups[0]) > 1:  # leaf-spine: every spine is its own plane
-        groups = [[s] for s in groups[0]]
-    return sorted(groups, key=lambda grp: _natural(grp[0]))
 
 
 def pod_cases(sc: Scenario) -> list[Case]:
@@ -167,11 +142,21 @@ def capacity_cases(sc: Scenario, values: Sequence[float]) -> list[Case]:
     return out
 
 
+#: worker shares of the ``jobs`` generator's second series
+WORKER_STEPS = (0.25, 0.5, 0.75)
+
+
 def job_growth(sc: Scenario) -> list[Case]:
-    """Step i keeps the first i jobs (the last step is the scenario itself)."""
+    """Growth steps: the first i jobs (i = 1 .. n; the last step is the scenario itself), then
+    every job with 25, 50 and 75 % of its workers (at least one)."""
     ids = [j.id for j in sc.jobs]
-    return [Case(f"jobs:{i}", "jobs", f"first {i} of {len(ids)} jobs",
-                 tuple(RemoveJob(j) for j in ids[i:])) for i in range(1, len(ids) + 1)]
+    out = [Case(f"jobs:{i}", "jobs", f"first {i} of {len(ids)} jobs",
+                tuple(RemoveJob(j) for j in ids[i:])) for i in range(1, len(ids) + 1)]
+    for share in WORKER_STEPS:
+        changes = tuple(ScaleWorkers(j.id, max(1, int(len(j.workers) * share))) for j in sc.jobs)
+        out.append(Case(f"workers:{int(share * 100)}%", "jobs",
+                        f"every job with {int(share * 100)} % of its workers", changes))
+    return out
 
 
 def parse_generators(spec: str) -> list[str]:
@@ -230,9 +215,3 @@ def _comb(n: int, k: int) -> int:
     return comb(n, k)
 
 
-def _natural(s: str) -> tuple:
-    return tuple(int(t) if t.isdigit() else t for t in _split_digits(s))
-
-
-def _split_digits(s: str) -> list[str]:
-    return ["".join(g) for _, g in itertools.groupby(s, key=str.isdigit)]

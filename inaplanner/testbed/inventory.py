@@ -49,7 +49,11 @@ TARGETS = ("bmv2", "tofino")
 FORBIDDEN_KEYS = ("password", "passphrase", "passwd")
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_BUILD_TIMEOUT = 900.0
-DEFAULT_ELECTION_ID = (0, 1)
+#: the longest timeout accepted (seconds, 30 days): finite, and small enough for socket timeouts
+MAX_SECONDS = 2_592_000.0
+#: not the lowest id, so that a controller started with the P4Runtime default (0, 1) does not
+#: silently take a switch from us (arbitration: the highest election id is primary)
+DEFAULT_ELECTION_ID = (0, 1000)
 DEFAULT_WORKDIR = "inaplanner-build"
 DEFAULT_HOST_CONFIG_PATH = "inaplanner-worker.json"
 
@@ -89,6 +93,10 @@ _DEFAULT_KEYS = {
     "workdir", "build_command", "config_path",
 }
 _TOP_KEYS = {"defaults", "switch", "host"}
+#: P4Runtime transport security, per switch or in [defaults] (see :class:`TLSSettings`)
+_TLS_KEYS = {"tls", "ca_cert", "client_cert", "client_key", "server_name"}
+_SWITCH_KEYS |= _TLS_KEYS
+_DEFAULT_KEYS |= _TLS_KEYS
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,27 @@ class SSHTarget:
         who = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
         return f"{who}{self.host}{port}"
+
+
+@dataclass(frozen=True)
+class TLSSettings:
+    """How the P4Runtime channel of a switch is secured (``testbed.toml``: ``tls``, ``ca_cert``,
+    ``client_cert``, ``client_key``, ``server_name``, per switch or in ``[defaults]``).
+
+    ``enabled`` False is plaintext, allowed only when the file says ``tls = false`` (or for the
+    emulated testbed). With TLS, ``ca_cert`` (PEM) verifies the switch (absent: the system's
+    roots); ``client_cert`` and ``client_key`` (PEM paths, never the key itself) authenticate us
+    to a switch that requires client certificates (mTLS); ``server_name`` is the name the
+    switch's certificate must carry when it differs from the address's host."""
+
+    enabled: bool
+    ca_cert: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_name: str | None = None
+
+
+PLAINTEXT = TLSSettings(False)
 
 
 @dataclass
@@ -128,6 +157,8 @@ class SwitchInventory:
     context_json_path: str = ""  # tofino only
     build_timeout: float = DEFAULT_BUILD_TIMEOUT
     ports: dict[str, int] = field(default_factory=dict)
+    #: None: the testbed file does not say (refused by :func:`check_transport`)
+    tls: TLSSettings | None = PLAINTEXT
 
     @property
     def p4runtime_host(self) -> str:
@@ -218,12 +249,11 @@ def split_address(address: str) -> tuple[str, int]:
 
 def load_inventory(path: str | Path) -> Inventory:
     """Read and validate a ``testbed.toml``; ValidationError naming the file, entry and field."""
+    from inaplanner.io.limits import decode_utf8, read_bytes
+
     p = Path(path)
     source = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValidationError(f"cannot read: {exc.strerror or exc}", "", source) from None
+    text = decode_utf8(read_bytes(p, "toml"), source)  # size limit, UTF-8 only
     return parse_inventory(text, source=source, base_dir=p.resolve().parent)
 
 
@@ -232,7 +262,44 @@ def parse_inventory(text: str, source: str = "<testbed>", base_dir: Path | None 
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValidationError(f"not valid TOML: {exc}", "", source) from None
+    except RecursionError:
+        from inaplanner.io.limits import MAX_DEPTH
+
+        raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", "", source) from None
+    _check_toml_values(doc, source)
     return inventory_from_dict(doc, source=source, base_dir=base_dir or Path.cwd())
+
+
+#: fields whose text may hold tabs and line breaks (a multi-line shell command)
+_MULTILINE_FIELDS = ("build_command",)
+
+
+def _check_toml_values(doc: dict[str, Any], source: str) -> None:
+    """Parsing hardening (issue 16): nesting, finite numbers (TOML allows ``inf`` and ``nan``),
+    64-bit integers, and no control characters in keys or text (ids, addresses, paths), except
+    tabs and line breaks in a multi-line build command."""
+    from inaplanner.io.limits import bad_id_char, check_tree
+
+    check_tree(doc, "", source)
+    stack: list[tuple[Any, str, str]] = [(doc, "", "")]
+    while stack:
+        value, where, key = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                ch = bad_id_char(k)
+                if ch is not None:
+                    raise ValidationError(f"key {k!r} holds the control character U+{ord(ch):04X}",
+                                          where or "(top)", source)
+                stack.append((v, f"{where}.{k}" if where else k, k))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", key) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            text = value.replace("\t", " ").replace("\n", " ").replace("\r", " ") \
+                if key in _MULTILINE_FIELDS else value
+            ch = bad_id_char(text)
+            if ch is not None:
+                raise ValidationError(f"{value!r} holds the control character U+{ord(ch):04X}",
+                                      where, source)
 
 
 def _find_secret(obj: Any, where: str) -> str | None:
@@ -291,8 +358,8 @@ class _Fields:
         v = self.raw(key)
         if v is None:
             return default
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
-            raise self.fail(key, f"must be a number > 0, got {v!r}")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 < v <= MAX_SECONDS:
+            raise self.fail(key, f"must be a number > 0 and at most {MAX_SECONDS:g}, got {v!r}")
         return float(v)
 
 
@@ -449,6 +516,7 @@ def _switch_from_table(table: Any, i: int, defaults: dict[str, Any], source: str
                                    use_default=False) or "",
         build_timeout=f.number("build_timeout", build_timeout),
     )
+    sw.tls = _tls_settings(f, base)
     if target == "tofino" and not sw.context_json_path:
         raise f.fail("context_json_path", "required for target tofino (the compiler's context.json)")
     if ssh is not None:
@@ -469,6 +537,67 @@ def _switch_from_table(table: Any, i: int, defaults: dict[str, Any], source: str
         seen[port] = neighbour
         sw.ports[str(neighbour)] = port
     return sw
+
+
+# ---------------------------------------------------------------------------------------------
+# P4Runtime transport security
+
+
+def _tls_settings(f: _Fields, base: Path) -> TLSSettings | None:
+    """The ``tls`` fields of one switch (its table, then ``[defaults]``)."""
+    tls = f.raw("tls")
+    if tls is not None and not isinstance(tls, bool):
+        raise f.fail("tls", f"must be true or false, got {tls!r}")
+    paths: dict[str, Path | None] = {}
+    for key in ("ca_cert", "client_cert", "client_key"):
+        v = f.string(key)
+        if v is not None and ("-----BEGIN" in v or "\n" in v):
+            raise f.fail(key, "must be the path of a PEM file, not its contents (keys are never "
+                         "stored in the testbed file)")
+        paths[key] = _local(v, base)
+    server_name = f.string("server_name")
+    given = [k for k in ("ca_cert", "client_cert", "client_key", "server_name")
+             if f.raw(k) is not None]
+    if tls is None:
+        if given:
+            raise f.fail(given[0], "given without tls = true")
+        return None
+    if not tls:
+        own = [k for k in given if k in f.table]  # [defaults] may hold them for other switches
+        if own:
+            raise f.fail(own[0], "given with tls = false (plaintext)")
+        return PLAINTEXT
+    if (paths["client_cert"] is None) != (paths["client_key"] is None):
+        missing = "client_key" if paths["client_key"] is None else "client_cert"
+        raise f.fail(missing, "client_cert and client_key go together (mutual TLS)")
+    return TLSSettings(True, paths["ca_cert"], paths["client_cert"], paths["client_key"],
+                       server_name)
+
+
+LOOPBACK_HOSTS = ("localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def check_transport(inv: Inventory, switch_ids: Any = None) -> list[str]:
+    """Refuse a switch whose file does not say how to talk to it (no ``tls`` field); return a
+    warning per switch reached in plaintext on a non-loopback address."""
+    warnings = []
+    for sid in sorted(switch_ids if switch_ids is not None else inv.switches):
+        sw = inv.switches.get(sid)
+        if sw is None:
+            continue
+        if sw.tls is None:
+            raise ValidationError(
+                "no 'tls' setting: P4Runtime would run in plaintext; set tls = true (with "
+                "ca_cert, and client_cert/client_key for mutual TLS) or tls = false to allow "
+                "plaintext", f"switch {sid!r}, field 'tls'", inv.source)
+        if not sw.tls.enabled and not is_loopback(sw.p4runtime_host):
+            warnings.append(f"switch {sid}: P4Runtime to {sw.p4runtime} is plaintext (tls = "
+                            "false): anyone on the path can read and change what is written")
+    return warnings
 
 
 # ---------------------------------------------------------------------------------------------
@@ -578,6 +707,17 @@ def _ssh_fields(ssh: SSHTarget | None) -> list[tuple[str, Any]]:
     return rows
 
 
+def _tls_fields(tls: TLSSettings | None) -> list[tuple[str, Any]]:
+    if tls is None:
+        return []
+    rows: list[tuple[str, Any]] = [("tls", tls.enabled)]
+    for key in ("ca_cert", "client_cert", "client_key", "server_name"):
+        v = getattr(tls, key)
+        if v is not None:
+            rows.append((key, str(v)))
+    return rows
+
+
 def dump_inventory(inv: Inventory, header: str = "") -> str:
     """The inventory as ``testbed.toml`` text; :func:`parse_inventory` reads it back equal."""
     lines: list[str] = []
@@ -603,6 +743,7 @@ def dump_inventory(inv: Inventory, header: str = "") -> str:
         ]
         if sw.context_json_path or sw.target == "tofino":
             rows.append(("context_json_path", sw.context_json_path))
+        rows += _tls_fields(sw.tls)
         if sw.ssh is not None:
             if sw.build_command != tdef["build_command"]:
                 rows.append(("build_command", sw.build_command))

@@ -15,6 +15,7 @@ from inaplanner.topologies.marking import (
     leaf_switches,
     mark_programmable,
     place_jobs,
+    set_max_fan_in,
 )
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "leaf_switches",
     "mark_programmable",
     "place_jobs",
+    "set_max_fan_in",
     "tiered_layout",
 ]

@@ -29,16 +29,18 @@ def leaf_spine(
     host_capacity: float = 100.0,
     fabric_capacity: float = 100.0,
     name: str | None = None,
+    max_fan_in: int | None = None,
 ) -> Scenario:
     """A two-tier leaf-spine: every leaf joins every spine. Leaves ``L1..Ln``, spines ``S1..Sm``,
-    hosts ``H1..`` numbered leaf by leaf. Leaf ports: hosts 1..h, then spines; spine ports: leaves."""
+    hosts ``H1..`` numbered leaf by leaf. Leaf ports: hosts 1..h, then spines; spine ports: leaves.
+    ``max_fan_in`` is set on every switch (it matters once a switch is programmable; None = 32)."""
     if leaves < 1 or spines < 1 or hosts_per_leaf < 0:
         raise ValidationError("leaf-spine needs leaves >= 1, spines >= 1, hosts per leaf >= 0")
     sc = Scenario(name or f"leaf-spine {leaves}x{spines}x{hosts_per_leaf}")
     leaf_ids = [f"L{i + 1}" for i in range(leaves)]
     spine_ids = [f"S{i + 1}" for i in range(spines)]
-    sc.nodes += [Switch(s, tier="leaf") for s in leaf_ids]
-    sc.nodes += [Switch(s, tier="spine") for s in spine_ids]
+    sc.nodes += [Switch(s, tier="leaf", max_fan_in=max_fan_in) for s in leaf_ids]
+    sc.nodes += [Switch(s, tier="spine", max_fan_in=max_fan_in) for s in spine_ids]
     h = 0
     for li, leaf in enumerate(leaf_ids):
         for port in range(1, hosts_per_leaf + 1):
@@ -50,23 +52,24 @@ def leaf_spine(
     return _finish(sc)
 
 
-def fat_tree(k: int, capacity: float = 100.0, name: str | None = None) -> Scenario:
+def fat_tree(k: int, capacity: float = 100.0, name: str | None = None,
+             max_fan_in: int | None = None) -> Scenario:
     """The k-ary 3-tier fat-tree (k even): (k/2)^2 cores ``C*``, k pods of k/2 aggregation ``A<p>_<i>``
     and k/2 edge ``E<p>_<i>`` switches, k^3/4 hosts ``H*``. Aggregation switch i of every pod joins
     cores i*k/2 .. (i+1)*k/2-1. Ports: edge 1..k/2 hosts, then aggs; agg 1..k/2 edges, then cores;
-    core port p+1 faces pod p."""
+    core port p+1 faces pod p. ``max_fan_in`` is set on every switch (None = 32)."""
     if k < 2 or k % 2:
         raise ValidationError(f"fat-tree needs an even k >= 2, got {k}")
     half = k // 2
     sc = Scenario(name or f"fat-tree k={k}")
     cores = [f"C{i + 1}" for i in range(half * half)]
-    sc.nodes += [Switch(c, tier="core") for c in cores]
+    sc.nodes += [Switch(c, tier="core", max_fan_in=max_fan_in) for c in cores]
     h = 0
     for p in range(k):
         aggs = [f"A{p + 1}_{i + 1}" for i in range(half)]
         edges = [f"E{p + 1}_{i + 1}" for i in range(half)]
-        sc.nodes += [Switch(a, tier="agg") for a in aggs]
-        sc.nodes += [Switch(e, tier="edge") for e in edges]
+        sc.nodes += [Switch(a, tier="agg", max_fan_in=max_fan_in) for a in aggs]
+        sc.nodes += [Switch(e, tier="edge", max_fan_in=max_fan_in) for e in edges]
         for ei, e in enumerate(edges):
             for port in range(1, half + 1):
                 h += 1

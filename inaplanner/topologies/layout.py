@@ -41,8 +41,8 @@ def tiered_layout(sc: Scenario) -> dict[str, tuple[float, float]]:
     under: dict[str, list[str]] = {}
     loose: list[str] = []
     for h in hosts:
-        s = first_switch.get(h)
-        (under.setdefault(s, []) if s in pos else loose).append(h)
+        top = first_switch.get(h)
+        (under.setdefault(top, []) if top is not None and top in pos else loose).append(h)
     slot = width / max(len(rows.get(levels[0], [])), 1) if levels else COL_GAP
     for s, members in under.items():
         per_row = max(1, min(len(members), int(slot // HOST_GAP)))

@@ -22,6 +22,7 @@ def mark_programmable(
     aggregators: int | None = None,
     target: str | None = None,
     include: Iterable[str] = (),
+    max_fan_in: int | None = None,
 ) -> list[str]:
     """Make switches programmable and return their ids.
 
@@ -29,7 +30,8 @@ def mark_programmable(
     a ``share`` in [0, 1] marks round(share * n) switches drawn with ``seed`` among the switches of
     ``tiers`` (all switches when ``tiers`` is None: GRID scenario (b), ARO's gamma). Switches in
     ``include`` are always marked (ARO: the PS's leaf) and count toward the share.
-    Marked switches get ``pipelines`` and the optional capacity, aggregator slots and target."""
+    Marked switches get ``pipelines`` and the optional capacity, aggregator slots, target and
+    max_fan_in."""
     switches = sc.switches()
     tier_set = set(tiers) if tiers is not None else (set(LEAF_TIERS) if share is None else None)
     eligible = [s for s in switches if tier_set is None or s.tier in tier_set]
@@ -55,9 +57,25 @@ def mark_programmable(
                 s.aggregators = aggregators
             if target is not None:
                 s.target = target
+            if max_fan_in is not None:
+                s.max_fan_in = max_fan_in
             marked.append(s.id)
     sc.touch()
     return marked
+
+
+def set_max_fan_in(sc: Scenario, max_fan_in: int | None, *, programmable_only: bool = True) -> list[str]:
+    """Set ``max_fan_in`` (CONTRACTS.md rule 5; None = 32) on the programmable switches (or on
+    every switch) and validate; returns the ids changed. The reproduction benchmarks use it to
+    lift the limit the papers do not have (e.g. 1024)."""
+    changed = []
+    for s in sc.switches():
+        if s.programmable or not programmable_only:
+            s.max_fan_in = max_fan_in
+            changed.append(s.id)
+    sc.touch()
+    sc.validate()
+    return changed
 
 
 def hosts_by_switch(sc: Scenario) -> dict[str, list[str]]:

@@ -1,9 +1,10 @@
 """What the Deploy dialog shows, as plain data (no Qt): one progress row per switch and worker,
 the dry run's changes per switch, the final per-node summary, and log lines.
 
-The deployer (:mod:`inaplanner.deploy.deployer`) reports :class:`~inaplanner.deploy.results.Progress`
-events (node, step, state in start / done / failed / skipped / info / progress / output) and ends
-with a :class:`~inaplanner.deploy.results.DeployReport`; these functions turn both into rows.
+The deployer (:mod:`inaplanner.deploy.deployer`) reports :class:`~inaplanner.progress.ProgressEvent`
+events (``node``, ``phase`` = the step, ``state`` in start / done / failed / skipped / info /
+progress / output) and ends with a :class:`~inaplanner.deploy.results.DeployReport`; these
+functions turn both into rows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from inaplanner.deploy.results import DeployReport, Progress
+from inaplanner.deploy.results import DeployReport
+from inaplanner.progress import ProgressEvent
 
 #: Row states shown before / while the run goes (the final ones are the report's statuses).
 WAITING, RUNNING = "waiting", "running"
@@ -62,20 +64,20 @@ class ProgressBoard:
     def index_of(self, node: str) -> int | None:
         return self._index.get(node)
 
-    def apply(self, p: Progress) -> int | None:
+    def apply(self, p: ProgressEvent) -> int | None:
         """Fold one event into its node's row (a new row for a node not listed yet); None when
         the event changes no row (streamed build output goes to the log only)."""
         if p.state == "output":
             return None
         i = self._index.get(p.node)
         if i is None:
-            kind = "plan" if p.node == "plan" else ("host" if p.step == "config" else "switch")
+            kind = "plan" if p.node == "plan" else ("host" if p.phase == "config" else "switch")
             i = self._add(p.node, kind)
         row = self.rows[i]
         if p.state == "info":
             row.detail = p.message
             return i
-        row.step = p.step
+        row.step = p.phase
         if p.state in ("start", "progress"):
             row.state = RUNNING
             row.fraction = p.fraction if p.state == "progress" else None
@@ -112,12 +114,12 @@ class ProgressBoard:
                 row.fraction = None
 
 
-def log_line(p: Progress, now: float | None = None) -> str:
+def log_line(p: ProgressEvent, now: float | None = None) -> str:
     """One line of the live log for an event (build output indented under its switch)."""
     stamp = time.strftime("%H:%M:%S", time.localtime(now))
     if p.state == "output":
         return f"{stamp} [{p.node}]   | {p.message}"
-    return f"{stamp} [{p.node}] {p.step} {p.state}" + (f": {p.message}" if p.message else "")
+    return f"{stamp} [{p.node}] {p.phase} {p.state}" + (f": {p.message}" if p.message else "")
 
 
 @dataclass

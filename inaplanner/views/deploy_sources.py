@@ -67,4 +67,4 @@ def testbed(path: str | os.PathLike[str]) -> Inventory:
     """The testbed inventory in ``path`` (ValidationError naming the file and field)."""
     if not str(path).strip():
         raise InaplannerError("choose a testbed file (testbed.toml), or start an emulated testbed")
-    return load_inventory(path)
+    return load_inventory(Path(path))

@@ -1,4 +1,4 @@
-"""The diff of two results, through the report's plan diff (``inaplanner.report.diff``).
+"""The diff of two results, through the plan diff (``inaplanner.views.plan_diff``).
 
 That diff compares two plans on one scenario, link by link. Two results qualify when their display
 scenarios (the scenario the user had open, with a what-if's failed links kept at capacity 0) list
@@ -9,7 +9,7 @@ shows its new value.
 from __future__ import annotations
 
 from inaplanner.errors import InaplannerError
-from inaplanner.report.diff import PlanDiff, diff_plans
+from inaplanner.views.plan_diff import PlanDiff, diff_plans
 from inaplanner.views.runs import PlanResult
 
 

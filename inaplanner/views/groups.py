@@ -84,8 +84,13 @@ def group_network(sc: Scenario) -> Grouping:
     ranks = {s.id: sc.rank(s.id) for s in sc.switches()}
     levels = sorted(set(ranks.values()))
     host_of: dict[str, list[str]] = {}
+    adj: dict[str, list[str]] = {}  # host -> its switch neighbours (one pass: neighbours() is O(L))
+    for lk in sc.links:
+        for a, b in ((lk.a, lk.b), (lk.b, lk.a)):
+            if a not in ranks and b in ranks:
+                adj.setdefault(a, []).append(b)
     for h in sc.hosts():
-        nbrs = [n for n in sc.neighbours(h.id) if n in ranks]
+        nbrs = adj.get(h.id, [])
         if nbrs:
             low = min(nbrs, key=lambda n: (ranks[n], _natural(n)))
             host_of.setdefault(low, []).append(h.id)

@@ -212,6 +212,21 @@ class MonitorModel:
         out.sort(key=lambda r: (r.utilisation is None, -(r.utilisation or 0.0), r.name))
         return out
 
+    def switch_states(self, snap: Snapshot | None = None) -> dict[str, str]:
+        """Switches that gave no figures in ``snap``: "not answering" (stale) or "reset (no
+        pipeline)" (it came back blank: redeploy, see :meth:`redeploy_hint`)."""
+        snap = snap if snap is not None else self.latest
+        if snap is None:
+            return {}
+        out = {sid: "not answering" for sid in snap.stale}
+        out.update({sid: "reset (no pipeline)" for sid in getattr(snap, "reset", ())})
+        return out
+
+    @staticmethod
+    def redeploy_hint(plan: str, testbed: str) -> str:
+        """The one command that puts the plan back on switches that came back blank."""
+        return f"inaplanner deploy {plan} --testbed {testbed}"
+
     def series_of(self, key: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         ts, vs = self.series.get(key, ((), ()))
         return np.fromiter(ts, float), np.fromiter(vs, float)

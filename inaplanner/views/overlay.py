@@ -6,8 +6,11 @@ the geometry of the routes (which links a task's flows use, and whether the data
 already aggregated: after the route's first ``merge_at`` switch), drawn GRID Fig. 1 style: aggregated
 flows solid, raw flows dashed, one colour per task.
 
-Colour scale (issue 6, item 7): grey for an idle link, a green-to-yellow ramp in 10 % steps below
-80 % of capacity, orange from 80 % up to capacity, red when the evaluator reports the link violated.
+Colour scale (issue 14, item 3): a continuous, colour-blind-safe ramp (viridis, read from its
+light end to its dark end, so a busier link is darker and stands out on the light canvas) from just
+above idle to 100 % of capacity, quantised in 5 % steps so the canvas can paint links bucketed by
+pen; a light grey for an idle link and a distinct red for a link over capacity (or reported violated
+by the evaluator). Task colours come from a qualitative palette far from every load colour.
 Width grows with the logarithm of capacity.
 """
 
@@ -20,70 +23,92 @@ from typing import Any
 import numpy as np
 
 from inaplanner.model import Scenario, Switch
+from inaplanner.views.fmt import num, pct
 
 WARN = 0.8  # first threshold: 80 % of capacity
 FULL = 1.0  # second threshold: capacity
 
-IDLE_COLOUR = "#9aa5b1"
-RAMP = ("#1b9e4b", "#3fae49", "#62bd45", "#86c940", "#a8d43a", "#c7dc35", "#e0e030", "#f2d82b")
-WARN_COLOUR = "#f28c18"
-VIOLATED_COLOUR = "#d7263d"
-#: Colour classes, index -> hex: 0 idle, 1..8 ramp (0-80 % in 10 % steps), 9 warn, 10 violated.
-COLOURS: tuple[str, ...] = (IDLE_COLOUR, *RAMP, WARN_COLOUR, VIOLATED_COLOUR)
-WARN_CLASS = 1 + len(RAMP)
-VIOLATED_CLASS = WARN_CLASS + 1
+IDLE_COLOUR = "#c3c9d0"
+#: Viridis anchors from its light end (yellow-green) to its dark end (purple); the load ramp runs
+#: through them: low load light, full load dark.
+VIRIDIS_ANCHORS = ("#b4de2c", "#6dcd59", "#35b779", "#1f9e89", "#26828e", "#31688e", "#3e4a89",
+                   "#482878", "#440154")
+STEPS = 20  # ramp classes: (0, 5 %], (5, 10 %], ..., (95, 100 %]
+OVER_COLOUR = "#d7191c"
+VIOLATED_COLOUR = OVER_COLOUR  # over capacity and "violated" are one class
 
-#: Distinct colours for tasks (colour-blind friendly qualitative set, then repeats).
+
+def _rgb(h: str) -> tuple[int, int, int]:
+    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
+
+
+def ramp_colour(t: float) -> str:
+    """The ramp's colour at ``t`` in [0, 1] (linear between the viridis anchors)."""
+    t = min(max(float(t), 0.0), 1.0)
+    x = t * (len(VIRIDIS_ANCHORS) - 1)
+    i = min(int(x), len(VIRIDIS_ANCHORS) - 2)
+    f = x - i
+    a, b = _rgb(VIRIDIS_ANCHORS[i]), _rgb(VIRIDIS_ANCHORS[i + 1])
+    return "#{:02x}{:02x}{:02x}".format(*(round(a[k] + (b[k] - a[k]) * f) for k in range(3)))
+
+
+#: The ramp's classes, lowest load first (the colour at the middle of each 5 % step).
+RAMP: tuple[str, ...] = tuple(ramp_colour((i + 0.5) / STEPS) for i in range(STEPS))
+#: Colour classes, index -> hex: 0 idle, 1..STEPS the ramp, STEPS + 1 over capacity / violated.
+COLOURS: tuple[str, ...] = (IDLE_COLOUR, *RAMP, OVER_COLOUR)
+VIOLATED_CLASS = len(COLOURS) - 1
+OVER_CLASS = VIOLATED_CLASS
+#: Ticks of the colour bar (load/capacity).
+TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+#: Task colours: a qualitative palette (oranges, pinks, browns, black) that stays far from every
+#: load colour (tests check the distance), so a task's flow never reads as a load.
 TASK_COLOURS = (
-    "#0072b2",
-    "#d55e00",
-    "#009e73",
-    "#cc79a7",
-    "#56b4e9",
-    "#e69f00",
-    "#7f3c8d",
-    "#11a579",
-    "#3969ac",
-    "#f2b701",
-    "#e73f74",
-    "#80ba5a",
+    "#e66100",
+    "#c51b7d",
+    "#8c510a",
+    "#f781bf",
+    "#a6761d",
+    "#fdae61",
+    "#000000",
+    "#e7298a",
 )
 
 MIN_WIDTH = 1.0
 MAX_WIDTH = 6.0
 
 
-def fmt(x: float) -> str:
-    """A figure as the papers print them: 3, 2.43, 0.2, 1e+03."""
+def fmt(x: float | None) -> str:
+    """A figure as the papers print them, three significant digits: 3, 2.43, 0.2, 1000
+    (the program's one formatter, :func:`inaplanner.views.fmt.num`)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    if math.isinf(x):
-        return "inf"
-    text = f"{x:.3g}"
-    return text
+    return num(x, 3)
 
 
 def colour_class(util: np.ndarray, violated: np.ndarray) -> np.ndarray:
-    """Colour class per link from its worst-direction utilisation and violated flag."""
-    u = np.asarray(util, dtype=float)
-    # 10 % bins; the tiny nudge keeps 0.3 (= 2.9999... tenths in binary) in the 30 % bin
-    steps = np.clip(np.floor(np.nan_to_num(u * 10.0 + 1e-9, nan=0.0, posinf=99.0)), 0, len(RAMP) - 1).astype(np.int64)
-    cls = np.where(u <= 0.0, 0, 1 + steps)
-    cls = np.where(u >= WARN, WARN_CLASS, cls)
-    cls = np.where(np.asarray(violated, dtype=bool), VIOLATED_CLASS, cls)
+    """Colour class per link from its worst-direction utilisation and violated flag: 0 idle, then one
+    class per 5 % of capacity, the last class over capacity (by more than 1e-9) or violated."""
+    u = np.nan_to_num(np.asarray(util, dtype=float), nan=0.0, posinf=99.0)
+    # (0, 5 %] -> 1, ..., (95, 100 %] -> STEPS; the nudge keeps exact multiples of 5 % in their bin
+    steps = np.clip(np.floor(u * STEPS - 1e-9), 0, STEPS - 1).astype(np.int64) + 1
+    cls = np.where(u <= 0.0, 0, steps)
+    cls = np.where((u > FULL + 1e-9) | np.asarray(violated, dtype=bool), OVER_CLASS, cls)
     return cls.astype(np.int64)
 
 
 def colour_of(util: float, violated: bool = False) -> str:
     """The colour of one utilisation (the scalar form of :func:`colour_class`)."""
-    if violated:
-        return VIOLATED_COLOUR
-    if util >= WARN:
-        return WARN_COLOUR
+    if violated or util > FULL + 1e-9:
+        return OVER_COLOUR
     if not util > 0.0:
         return IDLE_COLOUR
-    step = min(max(math.floor(util * 10.0 + 1e-9), 0), len(RAMP) - 1)
-    return RAMP[step]
+    return RAMP[min(max(math.floor(util * STEPS - 1e-9), 0), STEPS - 1)]
+
+
+def colour_bar(samples: int = 64) -> list[tuple[float, str]]:
+    """(load/capacity, colour) stops of the colour bar from 0 to 100 %, for gradients."""
+    return [(i / (samples - 1), ramp_colour(i / (samples - 1))) for i in range(samples)]
 
 
 def width_for(capacity: np.ndarray) -> np.ndarray:
@@ -99,14 +124,12 @@ def width_for(capacity: np.ndarray) -> np.ndarray:
 
 
 def legend_entries() -> list[tuple[str, str]]:
-    """(colour, text) rows of the legend."""
-    return [
-        (IDLE_COLOUR, "no load"),
-        (RAMP[0], "< 10 % of capacity"),
-        (RAMP[-1], "70-80 %"),
-        (WARN_COLOUR, f"{int(WARN * 100)}-{int(FULL * 100)} %"),
-        (VIOLATED_COLOUR, "over capacity (violated)"),
-    ]
+    """(colour, text) rows of the legend: idle, the ramp at its ticks, over capacity."""
+    rows = [(IDLE_COLOUR, "no load")]
+    for t in TICKS:
+        rows.append((colour_of(max(t, 1e-6)), f"{int(round(t * 100))} % of capacity"))
+    rows.append((OVER_COLOUR, "over capacity (violated)"))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -140,8 +163,7 @@ class LinkOverlay:
             ((self.a, self.b), self.load[0], self.utilisation[0], self.flows[0]),
             ((self.b, self.a), self.load[1], self.utilisation[1], self.flows[1]),
         ):
-            pct = "inf" if math.isinf(util) else f"{util * 100:.1f} %"
-            rows.append(f"{src} -> {dst}: {load:.6g} Gbps ({pct}), {flows} flow(s)")
+            rows.append(f"{src} -> {dst}: {num(load)} Gbps ({pct(util)}), {flows} flow(s)")
         if self.violated:
             rows.append("VIOLATED: load over capacity")
         return "\n".join(rows)
@@ -180,9 +202,9 @@ class SwitchOverlay:
 
     @property
     def tooltip(self) -> str:
-        cap = "line rate" if self.capacity is None else f"{self.capacity:.6g} Gbps"
+        cap = "line rate" if self.capacity is None else f"{num(self.capacity)} Gbps"
         rows = [
-            f"switch {self.id}: aggregation load {self.load:.6g} Gbps of {cap}",
+            f"switch {self.id}: aggregation load {num(self.load)} Gbps of {cap}",
             f"{self.aggregates} aggregate(s); pipelines aggregating: {self.pipelines_label}",
         ]
         if self.violated:

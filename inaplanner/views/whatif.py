@@ -133,7 +133,30 @@ class RemoveJob:
     mask = apply
 
 
-Change = FailLink | FailSwitch | SetCapacity | AddJob | RemoveJob
+@dataclass(frozen=True)
+class ScaleWorkers:
+    """Keep the first ``workers`` workers of a job (a job that shrinks, or a growth step when a
+    sweep runs 25 %, 50 %, ... of every job)."""
+
+    job: str
+    workers: int
+
+    def describe(self) -> str:
+        return f"job {self.job} with its first {self.workers} workers"
+
+    def apply(self, sc: Scenario) -> None:
+        j = next((j for j in sc.jobs if j.id == self.job), None)
+        if j is None:
+            raise InaplannerError(f"what-if: there is no job {self.job!r}")
+        if not 1 <= self.workers <= len(j.workers):
+            raise InaplannerError(f"what-if: job {self.job} has {len(j.workers)} workers; keep 1 to "
+                                  f"{len(j.workers)}, not {self.workers}")
+        j.workers = list(j.workers[: self.workers])
+
+    mask = apply
+
+
+Change = FailLink | FailSwitch | SetCapacity | AddJob | RemoveJob | ScaleWorkers
 
 
 def check_changes(sc: Scenario, changes: list[Change]) -> None:
@@ -159,6 +182,9 @@ def check_changes(sc: Scenario, changes: list[Change]) -> None:
                 raise InaplannerError(f"{where}: there is no switch {c.switch!r} (any more)")
             switches.discard(c.switch)
             links = {p for p in links if c.switch not in p}
+        elif isinstance(c, ScaleWorkers):
+            if c.job not in jobs:
+                raise InaplannerError(f"{where}: there is no job {c.job!r} (any more)")
         elif isinstance(c, RemoveJob):
             if c.job not in jobs:
                 raise InaplannerError(f"{where}: there is no job {c.job!r} (any more)")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import networkx as nx
@@ -14,26 +13,32 @@ import paramiko
 import pytest
 
 from inaplanner.dataplane.entries import build_entities
+from inaplanner.dataplane.p4info import parse_p4info_text
 from inaplanner.deploy.deployer import (
+    CONTRACT_P4INFO,
     DeployOptions,
     Progress,
     deploy,
     desired_from_spec,
     entities_text,
 )
-from inaplanner.deploy.device_config import unpack_tofino_config
+from inaplanner.deploy.device_config import stub_bmv2_json, unpack_tofino_config
 from inaplanner.deploy.p4rt import P4RTSession
 from inaplanner.deploy.state import diff_state, index_entities
 from inaplanner.emulator.target import start_emulator
 from inaplanner.io.native import scenario_sha256
 from inaplanner.model import Job, Plan, PlannerInfo, Route, TaskPlan
+from inaplanner.progress import CancelToken
 from inaplanner.testbed.inventory import HostInventory, Inventory, SwitchInventory
 from inaplanner.topologies import leaf_spine, mark_programmable
 
+# the "compiler" copies the contract P4Info and a bmv2-JSON-shaped device config naming its tables
+# and actions (written by the fixture beside the work directories)
 FAKE_BUILD = (
     "mkdir -p build && cp ina_v1model.p4info.txtpb {p4info} && "
-    "printf '{{\"program\": \"%s\"}}' {program} > {device_config} && echo compiled {program}"
+    "cp ../stub_bmv2.json {device_config} && echo compiled {program}"
 )
+STUB = stub_bmv2_json(parse_p4info_text(CONTRACT_P4INFO.read_text()))
 
 
 def make_scenario():
@@ -74,6 +79,8 @@ class _Testbed:
         self.switch_ids = [s.id for s in sc.switches()]
         self.emulators = {s: start_emulator(name=s) for s in self.switch_ids}
         self.remote = tmp / "remote"
+        self.remote.mkdir()
+        (self.remote / "stub_bmv2.json").write_bytes(STUB)
         self.inv = Inventory(source=str(tmp / "testbed.toml"), known_hosts=sshd.known_hosts,
                              connect_timeout=5.0, base_dir=tmp)
         target = sshd.target(label="build host")
@@ -138,11 +145,11 @@ def test_full_deploy_reads_back_equal(testbed):
         assert diff_state(list(got.values()), ents).empty, sid
         assert report.switches[sid].status == "deployed"
         assert report.switches[sid].diff["insert"] == len(ents) > 0
-        assert st.device_config == b'{"program": "ina_v1model.p4"}'
+        assert st.device_config == STUB
     # the build ran once on the shared build host and its output was streamed
     outputs = [e for e in events if e.state == "output"]
     assert [e.message for e in outputs].count("compiled ina_v1model.p4") == 1
-    steps = {(e.node, e.step) for e in events if e.state == "done"}
+    steps = {(e.node, e.phase) for e in events if e.state == "done"}
     for sid in want.switches:
         for step in ("build", "p4info", "connect", "snapshot", "pipeline", "write", "verify"):
             assert (sid, step) in steps
@@ -211,11 +218,11 @@ def test_cancel_during_deploy_rolls_back(testbed):
     first = make_plan(testbed.sc, spines=("S1", "S2"))
     assert deploy(testbed.sc, first, testbed.inv, testbed.options()).ok
     before = testbed.held()
-    cancel = threading.Event()
+    cancel = CancelToken()
 
     def progress(p: Progress) -> None:
-        if p.step == "write" and p.state == "progress":
-            cancel.set()  # the user presses Cancel while the first batches go in
+        if p.phase == "write" and p.state == "progress":
+            cancel.cancel()  # the user presses Cancel while the first batches go in
 
     report = deploy(testbed.sc, make_plan(testbed.sc, spines=("S2", "S1"), rate=5.0), testbed.inv,
                     testbed.options(batch_size=1, parallel=2), progress=progress, cancel=cancel)
@@ -294,7 +301,7 @@ def test_tofino_switch_gets_the_packed_device_config(testbed):
     assert report.ok, report.text()
     blob = testbed.emulators["L2"].state.device_config
     assert unpack_tofino_config(blob) == ("ina_tna", b"BIN\x01", b"{}")
-    assert testbed.emulators["L1"].state.device_config == b'{"program": "ina_v1model.p4"}'
+    assert testbed.emulators["L1"].state.device_config == STUB
 
 
 def _entity(te):

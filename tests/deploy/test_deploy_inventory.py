@@ -68,7 +68,7 @@ def test_reads_every_field(tmp_path):
     assert l1.ssh.known_hosts == tmp_path / "kh" and l1.ssh.connect_timeout == 4.0
     assert l1.build_timeout == 120.0 and l1.ports == {"H1": 5, "S1": 9}
     assert l1.program == "ina_v1model.p4" and l1.render_build_command().endswith("ina_v1model.p4")
-    assert s1.p4runtime_host == "fd00::1" and s1.election_id == (0, 1)
+    assert s1.p4runtime_host == "fd00::1" and s1.election_id == (0, 1000)  # not the lowest
     assert s1.ssh is not None and s1.ssh.user == "admin" and s1.ssh.port is None
     assert s1.context_json_path.endswith("context.json") and s1.program_name == "ina_tna"
     assert s1.render_build_command() == (

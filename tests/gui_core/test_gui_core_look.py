@@ -30,6 +30,10 @@ def test_icons_and_desktop_entry(qapp):
     entry.read(RESOURCES / "inaplanner.desktop")
     d = entry["Desktop Entry"]
     assert d["Type"] == "Application" and d["Exec"].startswith("inaplanner gui") and d["Icon"] == "inaplanner"
+    # scenario files have a MIME type of their own (resources/inaplanner-mime.xml): the entry does
+    # not claim every JSON file
+    mime_types = d["MimeType"].rstrip(";").split(";")
+    assert "application/x-inaplanner-scenario" in mime_types and "application/json" not in mime_types
 
 
 def test_shortcuts_are_unique(window):

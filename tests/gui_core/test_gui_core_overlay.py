@@ -11,9 +11,12 @@ from inaplanner.views.overlay import (
     COLOURS,
     IDLE_COLOUR,
     RAMP,
+    OVER_COLOUR,
+    TASK_COLOURS,
     VIOLATED_COLOUR,
-    WARN_COLOUR,
     colour_class,
+    colour_of,
+    legend_entries,
     fmt,
     overlay_from_evaluation,
     width_for,
@@ -21,14 +24,31 @@ from inaplanner.views.overlay import (
 
 
 def test_colour_scale_thresholds():
-    util = np.array([0.0, 0.05, 0.15, 0.79, 0.8, 1.0, 1.2, np.inf])
-    violated = np.array([False] * 6 + [True, True])
+    util = np.array([0.0, 0.05, 0.15, 0.34, 0.79, 0.8, 1.0, 1.2, np.inf])
+    violated = np.array([False] * 7 + [True, True])
     got = [COLOURS[c] for c in colour_class(util, violated)]
-    assert got == [IDLE_COLOUR, RAMP[0], RAMP[1], RAMP[7], WARN_COLOUR, WARN_COLOUR, VIOLATED_COLOUR, VIOLATED_COLOUR]
-    # utilisation over 1 that the evaluator did not call a violation (within its tolerance) is orange
-    assert COLOURS[colour_class(np.array([1.0 + 1e-12]), np.array([False]))[0]] == WARN_COLOUR
+    # 5 % steps: (0, 5 %] is the first ramp class, (95, 100 %] the last
+    assert got == [IDLE_COLOUR, RAMP[0], RAMP[2], RAMP[6], RAMP[15], RAMP[15], RAMP[19], VIOLATED_COLOUR,
+                   VIOLATED_COLOUR]
+    # over capacity is the distinct over-capacity colour even when the evaluator did not flag it
+    assert COLOURS[colour_class(np.array([1.0 + 1e-6]), np.array([False]))[0]] == OVER_COLOUR
+    # a 34 % link no longer looks like a 5 % one: the ramp darkens monotonically
+    lum = [0.299 * int(c[1:3], 16) + 0.587 * int(c[3:5], 16) + 0.114 * int(c[5:7], 16) for c in RAMP]
+    assert all(b < a for a, b in zip(lum, lum[1:], strict=False))
+    assert colour_of(0.34) != colour_of(0.04) and len(set(RAMP)) == len(RAMP)
     assert list(width_for(np.array([10.0, 40.0, 100.0, 1e6, 0.0]))) == [1.0, 2.0, 2.5, 6.0, 1.0]
     assert (fmt(3.0), fmt(2.428571), fmt(0.2), fmt(float("inf"))) == ("3", "2.43", "0.2", "inf")
+
+
+def test_task_colours_are_not_load_colours():
+    def rgb(c: str) -> np.ndarray:
+        return np.array([int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)], dtype=float)
+
+    loads = [rgb(c) for c in COLOURS]
+    for t in TASK_COLOURS:
+        assert min(np.linalg.norm(rgb(t) - c) for c in loads) > 60, t
+    texts = [t for _, t in legend_entries()]
+    assert texts[0] == "no load" and "100 % of capacity" in texts and texts[-1].startswith("over capacity")
 
 
 def test_overlay_figures_come_from_the_evaluator(small, hand_plan):
@@ -40,7 +60,7 @@ def test_overlay_figures_come_from_the_evaluator(small, hand_plan):
     row = ov.link(i)
     assert row.load == pytest.approx((30.0, 0.0))
     assert row.flows == (1, 0)
-    assert row.label == "30/100" and row.colour == RAMP[3] and not row.violated
+    assert row.label == "30/100" and row.colour == RAMP[5] and not row.violated
     assert "L2 -> S1: 30 Gbps (30.0 %), 1 flow(s)" in row.tooltip
     sw = ov.switch("L1")
     # L1 merges H2 (port 2, P0) and the aggregate from S1 (port 3, P1): two aggregates
@@ -66,7 +86,7 @@ def test_canvas_paints_a_loaded_and_a_violated_link(window, small, hand_plan, qt
     window.canvas.set_overlay(overlay_from_evaluation(ev))
     loaded = window.canvas.link_item(small.link_index("L2", "S1"))
     assert loaded.label_text() == "60/100"
-    assert loaded.colour() == RAMP[6]  # 60 %
+    assert loaded.colour() == RAMP[11]  # 60 %: (55, 60 %]
     assert loaded.pen().isCosmetic()
     bad = window.canvas.link_item(small.link_index("H1", "L1"))
     assert bad.colour() == VIOLATED_COLOUR and bad.label_text() == "120/100" and bad.is_violated()

@@ -3,7 +3,8 @@ switch, the summary and the headline (tiny hand-made events and reports)."""
 
 from __future__ import annotations
 
-from inaplanner.deploy.results import DeployReport, HostResult, Progress, SwitchResult
+from inaplanner.deploy.results import DeployReport, HostResult, SwitchResult
+from inaplanner.progress import ProgressEvent
 from inaplanner.views.deploy_board import (
     ProgressBoard,
     headline,
@@ -14,29 +15,35 @@ from inaplanner.views.deploy_board import (
 )
 
 
+def event(node: str, step: str, state: str, message: str = "",
+          fraction: float | None = None) -> ProgressEvent:
+    """A deployer's event: the step is the protocol's ``phase``."""
+    return ProgressEvent(fraction, message, step, node=node, state=state)
+
+
 def test_progress_rows_follow_the_events_of_their_node():
     board = ProgressBoard(["S1", "S2"], ["W1"])
     assert [(r.node, r.kind, r.state) for r in board.rows] == [
         ("S1", "switch", "waiting"), ("S2", "switch", "waiting"), ("W1", "host", "waiting")]
-    assert board.apply(Progress("S2", "build", "start")) == 1
-    assert board.apply(Progress("S2", "build", "output", "compiling")) is None  # log only
+    assert board.apply(event("S2", "build", "start")) == 1
+    assert board.apply(event("S2", "build", "output", "compiling")) is None  # log only
     assert board.row("S2").state_text() == "running" and board.row("S2").step == "build"
-    board.apply(Progress("S2", "write", "progress", "3/4", 0.75))
+    board.apply(event("S2", "write", "progress", "3/4", 0.75))
     assert board.row("S2").state_text() == "running 75%" and board.row("S2").detail == "3/4"
-    board.apply(Progress("S2", "connect", "info", "primary"))
+    board.apply(event("S2", "connect", "info", "primary"))
     assert board.row("S2").step == "write" and board.row("S2").detail == "primary"
-    board.apply(Progress("S2", "verify", "failed", "read back differs"))
+    board.apply(event("S2", "verify", "failed", "read back differs"))
     assert (board.row("S2").state, board.row("S2").fraction) == ("failed", None)
     # a node not listed gets a row of its own, after the others
-    assert board.apply(Progress("W9", "config", "start")) == 3
+    assert board.apply(event("W9", "config", "start")) == 3
     assert board.row("W9").kind == "host"
-    assert board.apply(Progress("plan", "entries", "info", "warning: x")) == 4
+    assert board.apply(event("plan", "entries", "info", "warning: x")) == 4
     assert board.row("plan").kind == "plan"
 
 
 def test_finish_puts_the_report_status_on_every_row():
     board = ProgressBoard(["S1", "S2", "S3"], ["W1"])
-    board.apply(Progress("S1", "write", "progress", "1/2", 0.5))
+    board.apply(event("S1", "write", "progress", "1/2", 0.5))
     report = DeployReport(False, False, {
         "S1": SwitchResult("S1", "rolled back", step="write", rollback="3 entities as before"),
         "S2": SwitchResult("S2", "failed", step="pipeline", error="INVALID_ARGUMENT: no"),
@@ -83,6 +90,6 @@ def test_summary_and_headlines():
     assert headline(bad).startswith("Failed: S1: cancelled before write; ROLLBACK FAILED on S2")
     nothing = DeployReport(False, False, {"S1": SwitchResult("S1", "failed")}, {}, error="e")
     assert headline(nothing) == "Failed: e; nothing was changed (0.00 s)"
-    assert log_line(Progress("S1", "build", "output", "ok"), 0.0).endswith("[S1]   | ok")
-    assert log_line(Progress("S1", "write", "done", "3 updates"), 0.0).endswith(
+    assert log_line(event("S1", "build", "output", "ok"), 0.0).endswith("[S1]   | ok")
+    assert log_line(event("S1", "write", "done", "3 updates"), 0.0).endswith(
         "[S1] write done: 3 updates")

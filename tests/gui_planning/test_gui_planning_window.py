@@ -23,7 +23,7 @@ def window(qtbot, test_planners, aro_scenario):
 
 def test_docks_and_plan_menu(window):
     ctrl = window.planning
-    assert window.plugins["inaplanner.gui.planning"] is ctrl
+    assert window.plugins["inaplanner.gui.planning.wiring"] is ctrl
     titles = {d.windowTitle() for d in (ctrl.planner_dock, ctrl.results_dock, ctrl.compare_dock, ctrl.whatif_dock)}
     assert titles == {"Planner", "Results", "Compare", "What-if"}
     texts = [a.text() for a in window.menu("Plan").actions() if a.text()]

@@ -8,11 +8,21 @@ import pytest
 
 from inaplanner.errors import InaplannerError
 from inaplanner.memsched.simulator import priority_table, simulate
-from inaplanner.memsched.workload import DNN_A, DNN_B, JobSpec, SimConfig, paper_jobs, preset
+from inaplanner.memsched.workload import (
+    DNN_A,
+    DNN_B,
+    WINDOWS,
+    JobSpec,
+    SimConfig,
+    paper_jobs,
+    preset,
+    window_knobs,
+)
 
 
 def test_a_lone_job_with_room_to_spare(mixed: Callable[..., SimConfig]) -> None:
-    cfg = mixed(jobs=1, workers=4, mb=0.25, aggregators=10_000_000)
+    # the window capped at 60 KB (the cap60 model; the default lets it grow, see below)
+    cfg = mixed(jobs=1, workers=4, mb=0.25, aggregators=10_000_000, **window_knobs("cap60"))
     r = {p: simulate(cfg, p) for p in ("switchml", "atp", "esa")}
     # ESA and SwitchML both multicast from the switch (sub-RTT, 5 us); ESA's 60 KB window covers
     # ~95 % of that bandwidth-delay product, SwitchML's slice (here huge) is its window
@@ -22,6 +32,42 @@ def test_a_lone_job_with_room_to_spare(mixed: Callable[..., SimConfig]) -> None:
     # ATP's results go round the PS: twice the RTT for the same 60 KB window
     assert r["atp"].avg_jct_s > 1.2 * r["esa"].avg_jct_s
     assert r["atp"].utilisation < r["esa"].utilisation
+
+
+def test_the_default_window_grows_to_line_rate(mixed: Callable[..., SimConfig]) -> None:
+    """ESA §5.1: 60 KB is the *initial* window; ATP's AIMD lets it grow past the 60 KB that only
+    carry ~48 Gbps over a 10 us RTT. ATP, whose results go round the PS (a full RTT), gains most."""
+    room = {"jobs": 1, "workers": 4, "mb": 0.25, "aggregators": 10_000_000}
+    aimd, capped = mixed(**room), mixed(**room, **window_knobs("cap60"))
+    assert aimd.max_window_bytes is None and aimd.window_increase == "per-rtt" and aimd.loss_backoff
+    for policy in ("atp", "esa"):
+        grow, cap = simulate(aimd, policy), simulate(capped, policy)
+        assert grow.ok and cap.ok
+        assert grow.utilisation > cap.utilisation and grow.avg_jct_s < cap.avg_jct_s
+    a, c = simulate(aimd, "atp"), simulate(capped, "atp")
+    assert c.avg_jct_s - a.avg_jct_s > 0.1 * c.avg_jct_s  # ATP was window-bound at 60 KB
+
+
+def test_window_models_are_named_and_checked() -> None:
+    assert set(WINDOWS) == {"atp", "cap60"}
+    assert window_knobs("cap60")["max_window_bytes"] == 60_000
+    with pytest.raises(InaplannerError, match="window model"):
+        window_knobs("cubic")
+    with pytest.raises(InaplannerError, match="window_increase"):
+        preset("dnn-a", window_increase="per-packet")
+
+
+def test_loss_backoff_halves_on_timeouts(mixed: Callable[..., SimConfig]) -> None:
+    """ATP's multiplicative decrease on a loss (a PS timeout): it changes a run with timeouts and
+    leaves a run without any alone."""
+    tight = mixed(mb=0.1, aggregators=300, batch=4, rto_min_s=50e-6)
+    on, off = simulate(tight, "esa"), simulate(tight.with_(loss_backoff=False), "esa")
+    assert on.ok and off.ok and on.timeout_reminders + off.timeout_reminders > 0
+    assert (on.avg_jct_s, on.events) != (off.avg_jct_s, off.events)
+    room = mixed(jobs=1, workers=4, mb=0.25, aggregators=10_000_000)
+    quiet = simulate(room, "esa")
+    assert quiet.timeout_reminders == 0
+    assert simulate(room.with_(loss_backoff=False), "esa").avg_jct_s == quiet.avg_jct_s
 
 
 def test_switchml_slices_are_never_shared(mixed: Callable[..., SimConfig]) -> None:

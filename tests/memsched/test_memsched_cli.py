@@ -43,6 +43,21 @@ def test_window_cap_and_no_bound(capsys: pytest.CaptureFixture[str]) -> None:
     assert capped["results"]["esa"]["avg_jct_s"] != doc["results"]["esa"]["avg_jct_s"]  # the cap acts
 
 
+def test_window_model_option(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["memsim", "dnn-a", *SMALL, "--policies", "atp", "--processes", "1", "--json",
+            "--no-bound"]
+    assert main(args) == 0
+    aimd = json.loads(capsys.readouterr().out)
+    assert aimd["config"]["max_window_bytes"] is None
+    assert aimd["config"]["window_increase"] == "per-rtt" and aimd["config"]["loss_backoff"]
+    assert main([*args, "--window", "cap60"]) == 0
+    capped = json.loads(capsys.readouterr().out)
+    assert capped["config"]["max_window_bytes"] == 60_000
+    assert capped["config"]["window_increase"] == "per-result"
+    assert not capped["config"]["loss_backoff"]
+    assert capped["results"]["atp"]["avg_jct_s"] != aimd["results"]["atp"]["avg_jct_s"]
+
+
 def test_preset_json_in_parallel_matches_sequential(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["memsim", "dnn-a", *SMALL, "--policies", "atp,esa", "--memory-mb", "0.5", "--json"]
     assert main([*args, "--processes", "2"]) == 0

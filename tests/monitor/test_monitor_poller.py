@@ -175,3 +175,62 @@ def test_background_thread_and_unreachable_switch(leafspine, tmp_path):
     assert all(s.rates == {} for s in seen)
     assert set(seen[-1].stale) == set(tb.inventory.switches)
     assert "refused" in poller.health()["L1"].last_error
+
+
+def test_a_restarted_blank_switch_is_reset_at_the_next_poll(deployed):
+    from inaplanner.deploy.deployer import deploy
+    from inaplanner.views.monitor import MonitorModel
+
+    sc, plan, tb = deployed
+    with Poller(sc, tb.inventory, interval=0.2) as poller:
+        poller.poll_once()
+        snap = poller.poll_once()
+        assert snap.reset == () and snap.stale == () and snap.rates
+        tb.handles["L1"].restart()  # same address, blank: no pipeline, no entries
+        snap = poller.poll_once()
+        assert snap.reset == ("L1",) and snap.stale == ()
+        health = poller.health()["L1"]
+        assert health.state == "reset" and "no pipeline" in health.last_error
+        assert "inaplanner deploy PLAN --testbed" in health.last_error
+        model = MonitorModel(sc)
+        model.add(snap)
+        assert model.switch_states() == {"L1": "reset (no pipeline)"}
+        assert model.redeploy_hint("plan.json", "tb.toml") == \
+            "inaplanner deploy plan.json --testbed tb.toml"
+        snap = poller.poll_once()  # asked again at the next poll, not after a backoff
+        assert snap.reset == ("L1",) and poller.health()["L1"].next_try == 0.0
+        assert deploy(sc, plan, tb.inventory).ok  # the one-command redeploy
+        poller.poll_once()
+        snap = poller.poll_once()
+        assert snap.reset == () and snap.stale == ()
+        assert poller.health()["L1"].state == "ok"
+
+
+def test_a_late_answer_is_tolerated_and_the_deadline_follows_latency(deployed):
+    sc, _plan, tb = deployed
+    delay = {"s": 0.0}
+
+    def slow(rpc, _req):
+        if rpc == "Read":
+            time.sleep(delay["s"])
+
+    tb.handles["L1"].servicer.rpc_hook = slow
+    try:
+        with Poller(sc, tb.inventory, interval=0.3, rpc_timeout=0.3) as poller:
+            poller.poll_once()
+            poller.poll_once()
+            assert poller.health()["L1"].state == "ok"
+            delay["s"] = 0.6  # a loaded machine: slower than the deadline
+            snap = poller.poll_once()
+            assert "L1" not in snap.stale and poller.health()["L1"].state == "ok"
+            assert poller.readers["L1"].deadline() > 0.6  # learnt from the late answer
+            for _ in range(3):
+                snap = poller.poll_once()
+                assert "L1" not in snap.stale and poller.health()["L1"].state == "ok"
+            delay["s"] = 3.0  # really hanging: the second late answer in a row marks it stale
+            poller.poll_once()
+            snap = poller.poll_once()
+            assert "L1" in snap.stale and poller.health()["L1"].state == "stale"
+    finally:
+        delay["s"] = 0.0
+        tb.handles["L1"].servicer.rpc_hook = None

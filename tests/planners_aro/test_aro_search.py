@@ -51,7 +51,7 @@ def test_search_finds_the_largest_feasible_candidate_and_its_refutation():
 
 
 def test_search_stops_at_undecided_checks():
-    found = _search([1.0, 2.0, 3.0], 0.0, lambda x: ("timeout", None), lambda f: 0.0, _Clock(10))
+    found = _search([1.0, 2.0, 3.0], 0.0, lambda x, *share: ("timeout", None), lambda f: 0.0, _Clock(10))
     assert found.timed_out and math.isinf(found.refuted) and found.lo == 0.0
 
 

@@ -70,9 +70,16 @@ def test_testbed_link_blindness(check):
     from inaplanner.topologies import grid_testbed
 
     sc = grid_testbed()
-    paper = check("grid", sc)
-    assert paper[1].objective == pytest.approx(25.0)
+    paper = check("grid", sc, {"repair": False})
+    assert paper[0].planner.params["rounded_objective"] == pytest.approx(25.0)
+    # without the repair the plan is the better of the paper's rounding and the ATP-style plans
+    assert paper[1].objective == pytest.approx(100.0 / 3)
     assert paper[0].bound == pytest.approx(100.0)
+    # the repair moves workers off the overloaded S1 - S3 instead of scaling every rate down
+    repaired = check("grid", sc)
+    assert repaired[0].planner.params["rounded_objective"] == pytest.approx(25.0)
+    assert repaired[0].planner.params["repaired_objective"] == pytest.approx(50.0)
+    assert repaired[1].objective == pytest.approx(50.0)
     linked = check("grid", sc, {"links": "model"})
     assert linked[1].objective == pytest.approx(50.0)
     assert linked[0].bound == pytest.approx(100.0)  # the bound stays Eq. (1)'s LP optimum

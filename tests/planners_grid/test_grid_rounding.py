@@ -8,7 +8,8 @@ import random
 import pytest
 
 from inaplanner.planners.grid import gria_candidates, solve_gria
-from inaplanner.planners.ina_common import PathFinder, rng_for
+from inaplanner.planners.ina_common import rng_for
+from inaplanner.planners.paths import Paths
 from inaplanner.planners.rounding import draw, interval_choice, probabilities, rgria_round
 from inaplanner.topologies import grid_fig1
 
@@ -59,7 +60,7 @@ def test_rgria_probabilities_statistically():
 def test_rgria_on_fig1_lp_matches_probabilities():
     """The planner's own draws (seeded per round) follow the LP's rates on GRID Fig. 1."""
     sc = grid_fig1()
-    sol = solve_gria(sc, gria_candidates(sc, PathFinder(sc)), integer=False, time_limit=10)
+    sol = solve_gria(sc, gria_candidates(sc, Paths(sc)), integer=False, time_limit=10)
     rows = {key[1]: row for key, row in sol.rates.items()}
     key_w4 = next(k for k in sol.rates if k[1] == "W4")
     nodes = list(sol.rates[key_w4])

@@ -43,7 +43,9 @@ def test_grid_updown_rule_recorded(check):
     plan, ev = check("grid", sc)
     assert plan.planner.params["aggregator_rule"].startswith("up-down")
     assert not ev.warnings
-    any_plan, _ = check("grid", sc, {"aggregators": "any"})
+    with pytest.raises(InaplannerError, match="valley"):  # rule 6: no valley paths on a Clos
+        run_planner(get("grid"), sc, {"aggregators": "any"})
+    any_plan, _ = check("grid", grid_fig1(), {"aggregators": "any"})
     assert any_plan.planner.params["aggregator_rule"].startswith("any")
     with pytest.raises(InaplannerError, match="tiered"):
         run_planner(get("grid"), grid_fig1(), {"aggregators": "updown"})

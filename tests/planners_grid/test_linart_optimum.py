@@ -16,6 +16,7 @@ import pytest
 
 from inaplanner.model import Host, Job, Link, Scenario, Switch
 from inaplanner.planners.inart import l_inart_split
+from inaplanner.planners.solver import new_variable  # PuLP's variable, per its version
 
 
 def small_case(seed: int, n_ps: int) -> Scenario:
@@ -49,15 +50,15 @@ def f_of_split(sc: Scenario, x: dict[str, float]) -> float:
     job = sc.jobs[0]
     switches = [s for s in sc.switches() if s.programmable]
     prob = pulp.LpProblem("fixed", pulp.LpMinimize)
-    h = pulp.LpVariable("h", lowBound=0)
+    h = new_variable(prob, "h", 0)
     prob += h
     load = {v.id: [] for v in switches}
     for si, s in enumerate(job.parameter_servers):
-        z = {v.id: pulp.LpVariable(f"z_{si}_{v.id}", 0, 1) for v in switches}
+        z = {v.id: new_variable(prob, f"z_{si}_{v.id}", 0, 1) for v in switches}
         direct = []
         for wi in range(len(job.workers)):
-            yd = pulp.LpVariable(f"yd_{si}_{wi}", 0, 1)
-            yv = {v.id: pulp.LpVariable(f"yv_{si}_{wi}_{v.id}", 0, 1) for v in switches}
+            yd = new_variable(prob, f"yd_{si}_{wi}", 0, 1)
+            yv = {v.id: new_variable(prob, f"yv_{si}_{wi}_{v.id}", 0, 1) for v in switches}
             prob += yd + pulp.lpSum(yv.values()) == 1
             for vid, y in yv.items():
                 prob += y <= z[vid]

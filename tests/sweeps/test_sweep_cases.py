@@ -66,8 +66,15 @@ def test_capacity_grid_and_job_growth():
     c = next(c for c in cases if c.id == "capacity:leaf-spine=25")
     assert len(c.changes) == 6 and all(isinstance(ch, SetCapacity) and ch.capacity == 25 for ch in c.changes)
     growth = generate(sc, ["jobs"])
-    assert [len(c.changes) for c in growth] == [1, 0]
+    assert [c.id for c in growth] == ["jobs:1", "jobs:2", "workers:25%", "workers:50%", "workers:75%"]
+    assert [len(c.changes) for c in growth[:2]] == [1, 0]
     assert isinstance(growth[0].changes[0], RemoveJob)
+    from inaplanner.views.whatif import ScaleWorkers, what_if
+
+    half = what_if(sc, list(growth[3].changes))
+    assert all(isinstance(ch, ScaleWorkers) for ch in growth[3].changes)
+    assert [len(j.workers) for j in half.jobs] == [max(1, len(j.workers) // 2) for j in sc.jobs]
+    assert [len(j.workers) for j in sc.jobs] == [3, 3]  # the base is untouched
 
 
 def test_unknown_generators_and_bad_arguments_are_refused():

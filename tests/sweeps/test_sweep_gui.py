@@ -11,7 +11,7 @@ import numpy as np
 
 from inaplanner.sweeps import BASELINE, SweepSpec, run_sweep
 from inaplanner.sweeps.backends import LocalPool
-from inaplanner.views.sweep import criticality_overlay
+from inaplanner.sweeps.view import criticality_overlay
 from inaplanner.views.whatif import FailLink
 
 from .conftest import small_leaf_spine

@@ -1,7 +1,3 @@
-"""The network canvas: a scene that mirrors the document, a view with tools, and overlay painting."""
-
-from inaplanner.gui.canvas.items import LinkItem, NodeItem
-from inaplanner.gui.canvas.scene import CanvasScene
-from inaplanner.gui.canvas.view import TOOLS, Canvas
-
-__all__ = ["TOOLS", "Canvas", "CanvasScene", "LinkItem", "NodeItem"]
+"""The network canvas: a scene that mirrors the document (:mod:`.scene`), its graphics items
+(:mod:`.items`), the view with tools and overlay painting (:mod:`.view`) and the vectorised
+geometry they share (:mod:`.geometry`)."""

@@ -32,7 +32,7 @@ from inaplanner.gui.theme import qcolor
 from inaplanner.views.overlay import COLOURS, width_for
 
 if TYPE_CHECKING:
-    from inaplanner.gui.canvas.scene import CanvasScene
+    from inaplanner.gui.protocols import SceneControl
 
 NODE_Z = 10.0
 LINK_Z = 0.0
@@ -91,7 +91,7 @@ class NodeItem(QGraphicsPathItem):
     """One host or switch. Its tooltip comes from the scene (current figures, overlay included).
     Moves are followed by the scene (mouse events), so no Python runs per item change."""
 
-    def __init__(self, ctl: CanvasScene, node_id: str, pos: tuple[float, float]) -> None:
+    def __init__(self, ctl: SceneControl, node_id: str, pos: tuple[float, float]) -> None:
         super().__init__()
         self._ctl = ctl
         self.node_id = node_id
@@ -204,7 +204,7 @@ def draw_tiles(painter: QPainter, buckets: list, exposed: QRectF, margin: float,
 class _Layer(QGraphicsItem):
     """An item covering the scene that paints many things at once and never takes the mouse."""
 
-    def __init__(self, ctl: CanvasScene, z: float) -> None:
+    def __init__(self, ctl: SceneControl, z: float) -> None:
         super().__init__()
         self._ctl = ctl
         self.setZValue(z)
@@ -228,7 +228,7 @@ class _Layer(QGraphicsItem):
 class LinkLayer(_Layer):
     """Every link, drawn as a few paths: one per (colour, width) bucket, then the selected links."""
 
-    def __init__(self, ctl: CanvasScene) -> None:
+    def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, LINK_Z)
         self._buckets: list[tuple[QPen, list[Tile]]] = []
         self.colour_key = np.zeros(0, dtype=np.int64)  # per link: index into self._pens
@@ -298,7 +298,7 @@ class NodeDotsLayer(_Layer):
     high), a few paths bucketed by colour (the outline colour when it says something: overlay,
     job highlight, selection); selected nodes on top."""
 
-    def __init__(self, ctl: CanvasScene) -> None:
+    def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, NODE_Z - 0.5)
         self._buckets: list[tuple[QColor, float, QPainterPath]] = []
         self.dirty = True
@@ -346,7 +346,7 @@ class FlowLayer(_Layer):
     """Per-task flows beside their links: solid where the data is aggregated, dashed where raw
     (GRID Fig. 1 style), one colour per task, with direction arrows when zoomed in."""
 
-    def __init__(self, ctl: CanvasScene) -> None:
+    def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, FLOW_Z)
         self._buckets: list[tuple[QPen, list[Tile]]] = []
         self._arrows: list[tuple[QColor, np.ndarray]] = []  # colour, rows x1 y1 x2 y2 (oriented)
@@ -434,7 +434,7 @@ class LabelLayer(_Layer):
     """Text drawn at a constant pixel size: node names, switch aggregation figures, link
     ``load/capacity`` labels and port numbers, as the level of detail allows."""
 
-    def __init__(self, ctl: CanvasScene) -> None:
+    def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, LABEL_Z)
         self.font = QFont()
         self.font.setPointSizeF(8.0)
@@ -539,7 +539,7 @@ class LabelLayer(_Layer):
 class LinkItem:
     """A handle on one link of the canvas: its pen, label and tooltip as painted now."""
 
-    def __init__(self, ctl: CanvasScene, index: int) -> None:
+    def __init__(self, ctl: SceneControl, index: int) -> None:
         self._ctl = ctl
         self.index = index
 

@@ -435,6 +435,7 @@ class CanvasScene(QGraphicsScene):
                 rows.append(f"programmable, {node.pipelines} pipeline(s), aggregation capacity {cap}")
                 if node.aggregators is not None:
                     rows.append(f"{node.aggregators} aggregator slots per pipeline")
+                rows.append(f"max fan-in {node.fan_in_limit}" + (" (default)" if node.max_fan_in is None else ""))
                 if node.target:
                     rows.append(f"target {node.target}")
             ports = sc.switch_ports(node.id)

@@ -44,9 +44,10 @@ from PySide6.QtWidgets import (
 
 from inaplanner.deploy.deployer import DeployOptions, deploy
 from inaplanner.deploy.p4rt import DEFAULT_BATCH
-from inaplanner.deploy.results import DeployReport, Progress
+from inaplanner.deploy.results import DeployReport
 from inaplanner.errors import InaplannerError
 from inaplanner.gui.deploy_dialog.worker import BackgroundCall
+from inaplanner.progress import ProgressEvent
 from inaplanner.views import deploy_sources as sources
 from inaplanner.views.deploy_board import (
     CHANGE_KINDS,
@@ -397,7 +398,7 @@ class DeployDialog(QDialog):
         self._log(f"refused: {message}")
         self.main_window.show_error(title, message)
 
-    def _on_progress(self, p: Progress) -> None:
+    def _on_progress(self, p: ProgressEvent) -> None:
         self._pending_log.append(log_line(p))
         i = self.board.apply(p)
         if i is not None:

@@ -63,7 +63,9 @@ class DeployPlugin:
                 tb.stop()
 
 
-def install_on_window(window: Any) -> DeployPlugin:
+def install(window: Any) -> DeployPlugin:
+    """Plug-in entry (``PLUGIN_MODULES`` of the main window): add the Deploy menu (Deploy…, Start
+    emulated testbed) to ``window``; return the plug-in object (``window.deploy``)."""
     plugin = DeployPlugin(window)
     window.deploy = plugin
     app = QApplication.instance()

@@ -4,8 +4,8 @@ thread only through Qt signals (the same napari-style split as
 this is the small general form a deployment needs).
 
 The function gets ``(progress, cancel)``: ``progress(event)`` may be called from any thread (the
-deployer calls it from its per-switch threads); ``cancel`` is a :class:`threading.Event` the UI
-sets. Exactly one of ``finished(result)`` or ``failed(message)`` follows, then ``ended()``.
+deployer calls it from its per-switch threads); ``cancel`` is a
+:class:`~inaplanner.progress.CancelToken` the UI sets. Exactly one of ``finished(result)`` or ``failed(message)`` follows, then ``ended()``.
 
 Python's automatic cyclic garbage collection must never run on the worker thread
 (:func:`inaplanner.gui.gcguard.ensure_main_thread_gc` keeps it on the UI thread). Otherwise an
@@ -17,7 +17,6 @@ thread holds the GIL and waits for those locks — a deadlock we saw in the test
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +24,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inaplanner.errors import InaplannerError
 from inaplanner.gui.gcguard import ensure_main_thread_gc
+from inaplanner.progress import CancelToken
 
-Work = Callable[[Callable[[Any], None], threading.Event], Any]
+Work = Callable[[Callable[[Any], None], CancelToken], Any]
 
 
 class _Job(QRunnable):
@@ -63,7 +63,7 @@ class BackgroundCall(QObject):
         super().__init__(parent)
         self.work = work
         self.pool = pool
-        self.cancel_event = threading.Event()
+        self.cancel_event = CancelToken()
         self.running = False
         self.done = False
         self._report.connect(self._on_report)
@@ -75,7 +75,7 @@ class BackgroundCall(QObject):
 
     def cancel(self) -> None:
         """Ask the call to stop (it polls the flag between steps and batches)."""
-        self.cancel_event.set()
+        self.cancel_event.cancel()
 
     def abandon(self) -> None:
         """Stop listening (application exit, after the pool was waited for): no more signals."""
@@ -85,7 +85,7 @@ class BackgroundCall(QObject):
 
     @property
     def cancel_requested(self) -> bool:
-        return self.cancel_event.is_set()
+        return self.cancel_event.cancelled
 
     def _emit_progress(self, event: Any) -> None:
         try:

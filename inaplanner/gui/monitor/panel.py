@@ -40,9 +40,10 @@ from PySide6.QtWidgets import (
 
 from inaplanner.errors import InaplannerError
 from inaplanner.model import Plan, Scenario
-from inaplanner.monitor.alerts import Alert, AlertRule
+from inaplanner.monitor.alerts import Alert, AlertRule, ranked
 from inaplanner.monitor.recording import Recording, load_recording, open_recorder
 from inaplanner.monitor.series import Snapshot, planned_loads
+from inaplanner.views.fmt import num, pct, signed_pct
 from inaplanner.views.monitor import MonitorModel
 from inaplanner.views.overlay import colour_of
 
@@ -60,23 +61,17 @@ class _Bridge(QObject):
 
 
 def _pct(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{100 * x:.1f} %"
+    return "inf" if x is not None and math.isinf(x) and x > 0 else pct(x)
 
 
 def _signed_pct(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
+    if x is not None and math.isinf(x):
         return "new"  # traffic on a link the plan does not use
-    return f"{100 * x:+.1f} %"
+    return signed_pct(x)
 
 
 def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4g}"
+    return num(x, 4)
 
 
 class MonitorPanel(QWidget):
@@ -433,9 +428,19 @@ class MonitorPanel(QWidget):
         self.health_label.setText(text)
 
     def _add_alert(self, a: Alert) -> None:
-        self.alerts_list.insertItem(0, a.text())
         self.alert.emit(a)
         self._status("monitor alert: " + a.text())
+        self._show_alerts()
+
+    def _show_alerts(self) -> None:
+        """The alerts in force, the largest departure from the plan first (not newest first)."""
+        if self.model is None:
+            return
+        texts = [a.text() for a in ranked(list(self.model.tracker.active.values()))]
+        if texts == [self.alerts_list.item(i).text() for i in range(self.alerts_list.count())]:
+            return
+        self.alerts_list.clear()
+        self.alerts_list.addItems(texts)
 
     def _on_slider(self, value: int) -> None:
         if self.state == "replay" and self.recording is not None:
@@ -450,6 +455,7 @@ class MonitorPanel(QWidget):
         if self.model is None:
             return
         snap = snap if snap is not None else self.current_snapshot()
+        self._show_alerts()
         rows = self.model.rows(snap)[:TABLE_ROWS]
         self.table.blockSignals(True)
         self.table.setRowCount(len(rows))
@@ -533,7 +539,10 @@ class MonitorPanel(QWidget):
             self._restore_overlay()
 
 
-def install_on_window(window: Any) -> MonitorPanel:
+def install(window: Any) -> MonitorPanel:
+    """Plug-in entry (``PLUGIN_MODULES`` of the main window): add the Monitor dock and the View >
+    Monitor mode action to ``window``; return the panel (``window.monitor``)."""
+
     def current_plan() -> Plan | None:
         planning = getattr(window, "planning", None)
         if planning is None:

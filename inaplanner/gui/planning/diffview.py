@@ -19,13 +19,14 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.report.diff import PlanDiff
 from inaplanner.views.diffing import diff_results
+from inaplanner.views.fmt import delta, num
+from inaplanner.views.plan_diff import PlanDiff
 from inaplanner.views.runs import PlanResult
 
 
 def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.6g}"
+    return num(x)
 
 
 def _path(p: tuple[str, ...], merges: tuple[str, ...]) -> str:
@@ -208,7 +209,7 @@ class DiffView(QWidget):
             extra = [f"tasks added: {', '.join(d.tasks_added)}"] if d.tasks_added else []
             extra += [f"tasks removed: {', '.join(d.tasks_removed)}"] if d.tasks_removed else []
             text = "; ".join([
-                f"objective {d.objective_a:.6g} -> {d.objective_b:.6g} ({d.objective_b - d.objective_a:+.6g})",
+                f"objective {d.objective_a:.6g} -> {d.objective_b:.6g} ({delta(d.objective_a, d.objective_b)})",
                 f"{len(d.link_deltas)} directed links changed load",
                 f"{len(d.routes_moved)} routes moved, {len(d.merges_changed)} merge elsewhere",
                 f"rates: {rates}" if rates else "no rate changed",
@@ -217,7 +218,7 @@ class DiffView(QWidget):
         self.summary.setText(text)
         _fill(
             self.links_table,
-            [[c.link, _fmt(c.load_a), _fmt(c.load_b), f"{c.delta:+.6g}", _fmt(c.capacity)] for c in d.link_deltas],
+            [[c.link, _fmt(c.load_a), _fmt(c.load_b), delta(c.load_a, c.load_b), _fmt(c.capacity)] for c in d.link_deltas],
         )
         _fill(
             self.routes_table,

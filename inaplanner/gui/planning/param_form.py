@@ -20,6 +20,17 @@ INT_LIMIT = 2**31 - 1
 FLOAT_LIMIT = 1e12
 
 
+class _FloatSpin(QDoubleSpinBox):
+    """Six decimals of precision, shown without trailing zeros (``60``, not ``60.000000``)."""
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt override
+        text = super().textFromValue(value)
+        point = self.locale().decimalPoint()
+        if point in text:
+            text = text.rstrip("0").rstrip(point)
+        return text
+
+
 def _editor(p: Param) -> QWidget:
     if p.choices is not None:
         w: QWidget = QComboBox()
@@ -32,7 +43,7 @@ def _editor(p: Param) -> QWidget:
         w.setRange(int(p.min) if p.min is not None else -INT_LIMIT,
                    int(p.max) if p.max is not None else INT_LIMIT)
     elif p.type is float:
-        w = QDoubleSpinBox()
+        w = _FloatSpin()
         w.setDecimals(6)
         w.setRange(float(p.min) if p.min is not None else -FLOAT_LIMIT,
                    float(p.max) if p.max is not None else FLOAT_LIMIT)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from inaplanner.errors import InaplannerError
 from inaplanner.io.native import save_plan
+from inaplanner.views.fmt import fixed, num, pct
 from inaplanner.views.runs import PlanResult
 
 COLUMNS = ("#", "Planner", "Scenario", "Objective", "Bound", "Gap", "Status", "Seconds")
@@ -37,18 +38,8 @@ COLUMNS = ("#", "Planner", "Scenario", "Objective", "Bound", "Gap", "Status", "S
 Index = QModelIndex | QPersistentModelIndex
 
 
-def _num(x: float | None, digits: int = 6) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.{digits}g}"
-
-
 def _gap(g: float | None) -> str:
-    if g is None:
-        return "-"
-    if math.isinf(g):
-        return "inf"
-    return f"{100 * g:.2f} %"
+    return "inf" if g is not None and math.isinf(g) else pct(g, 2)
 
 
 class ResultsModel(QAbstractTableModel):
@@ -72,11 +63,11 @@ class ResultsModel(QAbstractTableModel):
             str(r.id),
             r.planner,
             r.label,
-            _num(r.objective),
-            _num(r.bound),
+            num(r.objective),
+            num(r.bound),
             _gap(r.gap),
             r.status,
-            f"{r.seconds:.2f}",
+            fixed(r.seconds, 2),
         )[column]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -87,7 +78,7 @@ class ResultsModel(QAbstractTableModel):
             return self.cell(r, index.column())
         if role == Qt.ItemDataRole.ToolTipRole:
             ev = r.evaluation
-            lines = [f"{r.title}: objective {ev.objective:.6g} ({ev.objective_kind})",
+            lines = [f"{r.title}: objective {num(ev.objective)} ({ev.objective_kind})",
                      f"params: {r.params}", f"solver: {r.plan.planner.solver or '-'}"]
             lines += ev.errors[:5] + [str(v) for v in ev.violations[:5]]
             return "\n".join(lines)

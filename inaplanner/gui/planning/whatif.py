@@ -33,6 +33,7 @@ from inaplanner.gui.planning.diffview import DiffView
 from inaplanner.gui.planning.workers import PlannerRun
 from inaplanner.model import Job, Scenario
 from inaplanner.views.diffing import diff_results
+from inaplanner.views.fmt import delta, num
 from inaplanner.views.runs import PlanResult
 from inaplanner.views.whatif import (
     AddJob,
@@ -470,8 +471,8 @@ class WhatIfPanel(QWidget):
     def _fill_table(self) -> None:
         self.table.setRowCount(len(self.pairs))
         for i, p in enumerate(self.pairs):
-            base = "-" if p.baseline is None else f"{p.baseline.objective:.6g}"
-            new = "-" if p.what_if is None else f"{p.what_if.objective:.6g}"
+            base = "-" if p.baseline is None else num(p.baseline.objective)
+            new = "-" if p.what_if is None else num(p.what_if.objective)
             change = links = moved = ""
             if p.baseline is not None and p.what_if is not None:
                 try:
@@ -479,7 +480,7 @@ class WhatIfPanel(QWidget):
                 except InaplannerError as exc:
                     change = str(exc)
                 else:
-                    change = f"{d.objective_b - d.objective_a:+.6g}"
+                    change = delta(d.objective_a, d.objective_b)
                     links = str(len(d.link_deltas))
                     moved = str(len(d.routes_moved))
             elif p.failed:

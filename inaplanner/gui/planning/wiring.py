@@ -16,7 +16,10 @@ from inaplanner.model import Scenario
 PREWARM_AFTER_S = 3.0
 
 
-def install_on_window(window: Any) -> PlanningController:
+def install(window: Any) -> PlanningController:
+    """Plug-in entry (``PLUGIN_MODULES`` of the main window): add the Planner, Results, Compare and
+    What-if docks and the Plan menu to ``window``; return the controller (``window.planning``)."""
+
     def apply(scenario: Scenario, text: str) -> None:
         window.editor.replace(scenario, text)  # one undo step on the window's undo stack
 

@@ -26,6 +26,7 @@ conservation at CSs and OPs (9). They differ in how the capacity constraint (10)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,10 @@ from inaplanner.planners.aro.graph import Resource, TaskGraph, UNode, resource_c
 from inaplanner.planners.aro.milp import INF, Milp
 
 MU = 0.001
+
+
+def _no_check() -> None:
+    return None
 
 
 @dataclass
@@ -95,9 +100,9 @@ def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int]
             m.row([y[k] for k in out], [1.0] * len(out), 1.0, 1.0)
         elif kind == "cs":  # (9)
             m.row([y[k] for k in inn] + [y[k] for k in out], [1.0] * len(inn) + [-1.0] * len(out), 0.0, 0.0)
-        elif kind == "inp":  # (7): x <= sum in <= M x
+        elif kind == "inp":  # (7): x <= sum in <= M x; M <= max_fan_in is rule 5 (issue 17)
             xc = inp_col[n]
-            big_m = float(sum(ub[k] for k in inn)) or 1.0
+            big_m = float(min(sum(ub[k] for k in inn), g.fan_in.get(n[1], sum(ub[k] for k in inn)))) or 1.0
             m.row([xc] + [y[k] for k in inn], [1.0] + [-1.0] * len(inn), -INF, 0.0)
             m.row([y[k] for k in inn] + [xc], [1.0] * len(inn) + [-big_m], -INF, 0.0)
             if strengthen and len(inn) > 1:
@@ -120,14 +125,18 @@ def resource_usage(blocks: list[TaskBlock]) -> dict[Resource, dict[int, list[int
 
 
 def feasibility_model(
-    sc: Scenario, graphs: list[TaskGraph], rates: list[float], left: dict[Resource, float] | None = None
+    sc: Scenario, graphs: list[TaskGraph], rates: list[float], left: dict[Resource, float] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> tuple[Milp, list[TaskBlock]]:
     """Is there a plan where task i sends at ``rates[i]``? Constraints (4)-(9) and (10) with the
     rates fixed, which makes (10) linear: ``sum_i rates_i y[i]_e <= b_e``. Each y is also bounded
     by the flows its resources admit at that rate, and the bounds are propagated downstream, so the
     big-M of (7) is small and the LP relaxation tight (most checks end at the root node).
-    ``left`` overrides the bandwidth of some resources (what other, already routed tasks left)."""
+    ``left`` overrides the bandwidth of some resources (what other, already routed tasks left).
+    ``check`` (e.g. a cancel token's) is called between blocks, so building honours cancel and
+    the time limit."""
     left = left or {}
+    check = check or _no_check
 
     def cap_of(res: Resource) -> float:
         return max(left[res], 0.0) if res in left else resource_capacity(sc, res)
@@ -135,12 +144,15 @@ def feasibility_model(
     m = Milp(maximize=False)
     blocks = []
     for g, r in zip(graphs, rates, strict=True):
+        check()
         limit = [math.inf] * len(g.edges)
         for k, e in enumerate(g.edges):
             for res in e.resources:
                 limit[k] = min(limit[k], math.floor(cap_of(res) / r + 1e-9) if r > 0 else math.inf)
         blocks.append(add_task_block(m, g, ub=tight_bounds(g, limit)))
-    for res, per_task in resource_usage(blocks).items():
+    for n_res, (res, per_task) in enumerate(resource_usage(blocks).items()):
+        if n_res % 500 == 0:
+            check()
         cap = cap_of(res)
         idx: list[int] = []
         val: list[float] = []
@@ -221,10 +233,15 @@ def exact_model(
     *,
     qsr: bool,
     levels: int = 100,
+    check: Callable[[], None] | None = None,
 ) -> ExactModel:
     """The full multi-task model with (10) linearised exactly (see the module docstring)."""
+    check = check or _no_check
     m = Milp(maximize=True)
-    blocks = [add_task_block(m, g) for g in graphs]
+    blocks = []
+    for g in graphs:
+        check()
+        blocks.append(add_task_block(m, g))
     n = len(graphs)
     em = ExactModel(m, blocks, qsr, qsr_delta(sc, graphs, levels) if qsr else 0.0, [])
     if qsr:
@@ -243,7 +260,9 @@ def exact_model(
         for i in range(n):
             r = m.var(0.0, max(rate_ub[i], 0.0))
             em.rate_expr.append(([r], [1.0]))
-    for res, per_task in resource_usage(blocks).items():
+    for n_res, (res, per_task) in enumerate(resource_usage(blocks).items()):
+        if n_res % 200 == 0:
+            check()
         cap = resource_capacity(sc, res)
         shared = len(per_task) > 1
         load_idx: list[int] = []

@@ -18,6 +18,12 @@ a finite ``aggregation_capacity`` also gets a *bypass* ``("cs", id)`` node, so f
 without being aggregated (aggregation there costs capacity). With no such limit aggregating is
 never worse for link loads, so the paper's forced aggregation loses nothing.
 
+Rule 5 of CONTRACTS.md (issue 17) as a constraint of the model, per INP: the aggregate a task
+forms at (switch, pipeline) merges at most the switch's ``max_fan_in`` incoming flows (null: 32),
+so every edge into an INP carries at most that many flows and :func:`formulation.add_task_block`
+bounds their sum. Where an INP could receive more flows than that, its switch also gets the
+bypass copy, so the excess flows may cross it without merging (exact, as above).
+
 Each edge is one integer variable y (flows of the task on it, Eq. 4) and names the *resources* it
 uses: the physical directed link, and for edges into an INP of a capacity-limited switch, that
 switch's aggregation capacity.
@@ -58,6 +64,7 @@ class TaskGraph:
     out_edges: dict[UNode, list[int]] = field(default_factory=dict)
     in_edges: dict[UNode, list[int]] = field(default_factory=dict)
     ub: list[int] = field(default_factory=list)  # upper bound of each y
+    fan_in: dict[str, int] = field(default_factory=dict)  # aggregator -> max_fan_in (rule 5)
     nodes: list[UNode] = field(default_factory=list)  # topological order
 
     @property
@@ -86,18 +93,31 @@ def resource_capacity(sc: Scenario, res: Resource) -> float:
     return max(sw.aggregation_capacity - sw.aggregation_background, 0.0)
 
 
-def build_task_graph(sc: Scenario, task: Task, workers: tuple[str, ...], dag: Dag) -> TaskGraph:
+def fan_in_limit(sw: Switch) -> int:
+    """The most flows one aggregate at ``sw`` may merge (CONTRACTS.md rule 5; null means 32)."""
+    return int(getattr(sw, "max_fan_in", None) or DEFAULT_FAN_IN)
+
+
+DEFAULT_FAN_IN = 32
+
+
+def build_task_graph(
+    sc: Scenario, task: Task, workers: tuple[str, ...], dag: Dag, extra_bypass: frozenset[str] = frozenset()
+) -> TaskGraph:
     """Decompose ``dag`` (paths of ``workers`` to ``task.ps``) into ARO's node types."""
     aggregators = []
     bypass = []
+    fan_in: dict[str, int] = {}
     for n in dag.nodes():
         node = sc.node(n)
         if isinstance(node, Switch) and node.programmable:
             aggregators.append(n)
-            if node.aggregation_capacity is not None:
+            fan_in[n] = fan_in_limit(node)
+            if node.aggregation_capacity is not None or n in extra_bypass:
                 bypass.append(n)
-    g = TaskGraph(task, workers, dag, frozenset(aggregators), frozenset(bypass))
+    g = TaskGraph(task, workers, dag, frozenset(aggregators), frozenset(bypass), fan_in=fan_in)
     worker_set = set(workers)
+    limited = {n for n in g.bypass if sc.node(n).aggregation_capacity is not None}  # type: ignore[union-attr]
 
     def out_nodes(u: str) -> list[UNode]:
         if u in worker_set:
@@ -123,7 +143,7 @@ def build_task_graph(sc: Scenario, task: Task, workers: tuple[str, ...], dag: Da
             for tail in out_nodes(u):
                 for head in in_nodes(u, v):
                     res: tuple[Resource, ...] = (("link", u, v),)
-                    if head[0] == "inp" and v in g.bypass:
+                    if head[0] == "inp" and v in limited:
                         res = (*res, ("switch", v))
                     k = len(g.edges)
                     g.edges.append(UEdge(tail, head, (u, v), res))
@@ -137,6 +157,10 @@ def build_task_graph(sc: Scenario, task: Task, workers: tuple[str, ...], dag: Da
     nodes = set(order) | set(g.inps) | {h for h in g.in_edges}
     g.nodes = sorted(nodes, key=lambda n: (-dag.dist[n[1]], kind_rank[n[0]], n[1:]))
     g.ub = _upper_bounds(g)
+    crowded = {n[1] for n in g.inps if n[1] not in g.bypass
+               and sum(g.ub[k] for k in g.in_edges.get(n, [])) > g.fan_in[n[1]]}
+    if crowded:  # rule 5 may bind: let the excess flows cross those switches unmerged
+        return build_task_graph(sc, task, workers, dag, extra_bypass | crowded)
     return g
 
 
@@ -159,7 +183,8 @@ def _upper_bounds(g: TaskGraph) -> list[int]:
         elif kind == "cs":
             most_out[n] = sum(ub[k] for k in g.in_edges.get(n, []))
         for k in g.out_edges.get(n, []):
-            ub[k] = most_out[n]
+            head = g.edges[k].head
+            ub[k] = min(most_out[n], g.fan_in[head[1]]) if head[0] == "inp" else most_out[n]
     return ub
 
 

@@ -61,7 +61,7 @@ def route_one(
         if cancel is not None:
             cancel.check()
         trial = dict(left)
-        flows = _route_task(sc, g, rate, trial, blocked)
+        flows = _route_task(sc, g, rate, trial, blocked, cancel)
         if flows is not None:
             left.clear()
             left.update(trial)
@@ -167,7 +167,9 @@ def last_hop_options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # no
     yield set()
 
 
-def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set) -> Flows | None:
+def _route_task(
+    sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None
+) -> Flows | None:
     def room(res: tuple) -> float:
         if res not in left:
             left[res] = resource_capacity(sc, res)
@@ -183,7 +185,16 @@ def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: se
             pipe[key] = sc.ingress_pipeline(u, v)
         return pipe[key]
 
+    limited = {n for n in g.bypass if sc.node(n).aggregation_capacity is not None}  # type: ignore[union-attr]
     tails: set[tuple[str, int]] = set()  # aggregates (switch, pipeline) already formed
+    merged: dict[tuple[str, int], int] = {}  # flows each aggregate merges (rule 5: <= fan-in)
+
+    def joinable(key: tuple[str, int]) -> bool:
+        return key in tails and merged[key] < g.fan_in[key[0]]
+
+    def passable(u: str, key: tuple[str, int]) -> bool:
+        """A new flow may enter u: it starts or joins an aggregate, or crosses u unmerged."""
+        return key not in tails or merged[key] < g.fan_in[u] or u in g.bypass
     counts: dict[tuple[UNode, UNode], int] = {}
     inps: dict[UNode, int] = {}
     eps = 1e-9 * max(rate, 1.0)
@@ -191,7 +202,7 @@ def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: se
     def fits(u: str, v: str) -> bool:
         if (u, v) in blocked or room(("link", u, v)) < rate - eps:
             return False
-        if v in g.bypass and room(("switch", v)) < rate - eps:
+        if v in limited and room(("switch", v)) < rate - eps:
             return False
         return True
 
@@ -200,7 +211,9 @@ def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: se
     for w in g.workers:
         crowd[dag.succ[w]] = crowd.get(dag.succ[w], 0) + 1
     order = sorted(g.workers, key=lambda w: (-crowd[dag.succ[w]], dag.succ[w], w))
-    for w in order:
+    for n_done, w in enumerate(order):
+        if cancel is not None and n_done % 32 == 0:
+            cancel.check()
         memo: dict[str, tuple[float, float, str | None]] = {}
 
         def best(v: str, memo: dict = memo) -> tuple[float, float, str | None]:
@@ -213,11 +226,11 @@ def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: se
                 return memo[v]
             choice: tuple[float, float, str | None] = (math.inf, 0.0, None)
             for u in dag.succ[v]:
-                if not fits(v, u):
+                if not fits(v, u) or (u in agg and not passable(u, (u, pipeline(v, u)))):
                     continue
                 slack = room(("link", v, u))
                 cost = rate / slack if slack > 0 else 0.0
-                if not (u in agg and (u, pipeline(v, u)) in tails):
+                if not (u in agg and joinable((u, pipeline(v, u)))):
                     sub = best(u)
                     if sub[2] is None and u != dag.dest:
                         continue  # no way on from u
@@ -241,19 +254,24 @@ def _route_task(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: se
             if nxt is None:
                 return None
             p = pipeline(node, nxt)
-            head: UNode = ("ps", nxt) if nxt == dag.dest else (("inp", nxt, p) if nxt in agg else ("cs", nxt))
+            key = (nxt, p)
+            full = nxt in agg and key in tails and not joinable(key)  # rule 5: cross unmerged
+            head: UNode = ("ps", nxt) if nxt == dag.dest else (
+                ("inp", nxt, p) if nxt in agg and not full else ("cs", nxt))
             counts[(state, head)] = counts.get((state, head), 0) + 1
             left[("link", node, nxt)] = room(("link", node, nxt)) - rate
-            if nxt in g.bypass:
+            if nxt in limited and not full:
                 left[("switch", nxt)] = room(("switch", nxt)) - rate
             path.append(nxt)
-            if nxt in agg:
-                key = (nxt, p)
+            if nxt in agg and not full:
                 inps[head] = 1
+                merged[key] = merged.get(key, 0) + 1
                 if key in tails:
                     break
                 tails.add(key)  # this flow becomes the aggregate; its onward path follows
                 state = ("op", nxt)
+            elif nxt in agg:
+                state = ("cs", nxt)
             else:
                 state = head
             node = nxt

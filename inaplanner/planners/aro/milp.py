@@ -12,13 +12,21 @@ callback and raises :class:`~inaplanner.errors.Cancelled`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 
 from inaplanner.errors import Cancelled
-from inaplanner.planners.solver import CancelToken, solver_name
+from inaplanner.planners.solver import (
+    CancelToken,
+    highs_status,
+    mip_reporter,
+    silence_banner,
+    solver_name,
+)
+from inaplanner.progress import Progress
 
 INF = highspy.kHighsInf
 
@@ -84,12 +92,18 @@ class Milp:
         relax: bool = False,
         presolve: bool = True,
         ipm: bool = False,
+        progress: Progress | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> MilpResult:
         """Solve; ``start`` is a (possibly partial) MIP start column -> value; ``relax`` drops
-        integrality (the LP relaxation)."""
+        integrality (the LP relaxation). With ``progress``, the MIP's incumbent and dual bound are
+        reported (``phase="solve"``) as they improve. HiGHS' output is off unless ``msg``. ``stop``
+        (e.g. a CPU-time deadline; HiGHS' own limit is wall-clock) interrupts it from its callback:
+        the result is then ``timeout`` with what was found so far."""
         begin = time.perf_counter()
         if cancel is not None:
             cancel.check()
+        silence_banner()  # HiGHS' banner never reaches stdout
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(msg))
         h.setOptionValue("threads", threads)
@@ -129,15 +143,24 @@ class Milp:
             h.setSolution(len(idx), idx, val)
         interrupted = {"flag": False}
 
+        stopped = {"flag": False}
+
         def on_interrupt(event) -> None:  # noqa: ANN001 - highspy callback event
             if cancel is not None and cancel.cancelled:
                 event.interrupt()
                 interrupted["flag"] = True
+            elif stop is not None and stop():
+                event.interrupt()
+                stopped["flag"] = True
 
-        if cancel is not None:
+        if cancel is not None or stop is not None:
             h.cbSimplexInterrupt.subscribe(on_interrupt)
             h.cbIpmInterrupt.subscribe(on_interrupt)
             h.cbMipInterrupt.subscribe(on_interrupt)
+        if progress is not None and is_mip:
+            report = mip_reporter(progress)
+            h.cbMipInterrupt.subscribe(
+                lambda event: report(event.data_out.mip_primal_bound, event.data_out.mip_dual_bound))
         h.run()
         seconds = time.perf_counter() - begin
         if interrupted["flag"] or (cancel is not None and cancel.cancelled):
@@ -157,13 +180,11 @@ class Milp:
             bound = objective
         nodes = int(getattr(info, "mip_node_count", 0) or 0)
         name = solver_name()
-        if status == hs.kOptimal:
+        verdict = highs_status(status, has_sol, stopped=stopped["flag"])
+        if verdict == "optimal":
             return MilpResult("optimal", objective, objective if bound is None else bound, values, seconds, name, nodes)
-        if status in (hs.kInfeasible, hs.kUnboundedOrInfeasible):
+        if verdict == "infeasible":
             return MilpResult("infeasible", None, None, None, seconds, name, nodes)
-        if status == hs.kTimeLimit:
-            return MilpResult("timeout", objective, bound, values, seconds, name, nodes)
-        if has_sol:
-            return MilpResult("feasible", objective, bound, values, seconds, name, nodes)
-        # a numerical failure or an unknown stop: no answer (callers treat it as undecided)
-        return MilpResult("error", None, bound, None, seconds, name, nodes)
+        if verdict == "error":  # a numerical failure or an unknown stop: no answer (undecided)
+            return MilpResult("error", None, bound, None, seconds, name, nodes)
+        return MilpResult(verdict, objective, bound, values, seconds, name, nodes)  # timeout | feasible

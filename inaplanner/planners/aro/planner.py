@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from inaplanner.errors import PlanError
+from inaplanner.errors import Cancelled, PlanError
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, Scenario, TaskPlan
 from inaplanner.planners.aro.accel import app_prune, rebuild, sro_stage1, sro_unused
@@ -57,11 +57,19 @@ from inaplanner.planners.aro.formulation import (
 from inaplanner.planners.aro.graph import Resource, TaskGraph, build_task_graph, resource_capacity
 from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, route_one
 from inaplanner.planners.aro.milp import Milp
-from inaplanner.planners.aro.rates import best_rates, direction_max, rate_bound, structural_bound
-from inaplanner.planners.aro.routes import generate_routes
+from inaplanner.planners.aro.rates import (
+    _objective_lp,
+    best_rates,
+    direction_max,
+    rate_bound,
+    structural_bound,
+)
+from inaplanner.planners.aro.routes import flows_from_routes, generate_routes
 from inaplanner.planners.base import Param, Progress
+from inaplanner.planners.deadline import Deadline
 from inaplanner.planners.routing import adjacency, shortest_dag
 from inaplanner.planners.solver import CancelToken, solver_name
+from inaplanner.progress import as_progress, current_progress
 
 REL = 1e-9
 
@@ -78,11 +86,170 @@ class Outcome:
 
 
 class _Clock:
-    def __init__(self, limit: float) -> None:
-        self.end = time.perf_counter() + limit
+    """Seconds left of a budget on the run's clock (wall or CPU seconds, per ``limit_kind``), never
+    more than what its parent budget has left: every phase asks one of these (issue 13 item 2)."""
+
+    def __init__(self, limit: float, kind: str = "wall", parent: _Clock | None = None) -> None:
+        self.kind = kind
+        self._now = time.process_time if kind == "cpu" else time.perf_counter
+        self.end = self._now() + max(limit, 0.0)
+        self.parent = parent
+
+    @classmethod
+    def of(cls, deadline: Deadline) -> _Clock:
+        return cls(math.inf if deadline.seconds is None else deadline.remaining(), deadline.kind)
 
     def left(self) -> float:
-        return max(self.end - time.perf_counter(), 0.0)
+        own = max(self.end - self._now(), 0.0)
+        return min(own, self.parent.left()) if self.parent is not None else own
+
+    def sub(self, limit: float) -> _Clock:
+        """A child budget of at most ``limit`` seconds."""
+        return _Clock(min(limit, self.left()), self.kind, self)
+
+    def expired(self) -> bool:
+        return self.left() <= 0.0
+
+
+class _ExactReport:
+    """What HiGHS' MIP callback reports while the exact joint model runs, in the plan's terms:
+    the QSR model's dual bound plus its level slack, and never an incumbent below the best plan
+    already found (HiGHS' incumbents are QSR-rounded)."""
+
+    def __init__(self, progress: Progress | None, rec: _Record, slack: float) -> None:
+        self.progress, self.rec, self.slack = progress, rec, slack
+
+    def update(self, *args: Any, incumbent: float | None = None, bound: float | None = None,
+               **kw: Any) -> None:
+        if self.progress is None:
+            return
+        if incumbent is not None:
+            incumbent = max(incumbent, self.rec.objective)
+        if bound is not None:
+            bound = bound + self.slack
+            if self.rec.bound is not None:
+                bound = min(bound, self.rec.bound)
+        self.progress.update(*args, incumbent=incumbent, bound=bound, **kw)
+
+
+class _GreedyWarm:
+    """ARO's own greedy (:mod:`greedy`) as a heuristic plan: flows routed one by one at a rate
+    vector along the structural bound's balanced direction (halved until the greedy succeeds),
+    then the rates the routes allow. Within every rule by construction (fan-in included)."""
+
+    def __init__(self, graphs: list[TaskGraph], objective: Objective) -> None:
+        self.graphs, self.objective = graphs, objective
+
+    def plan(self, sc: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan | None:
+        struct = [structural_bound(sc, g) for g in self.graphs]
+        if not all(math.isfinite(b) for b in struct):
+            return None
+        rho = struct if len(self.graphs) == 1 else list(rate_bound(sc, self.graphs, self.objective, struct)[1])
+        for scale in (0.5, 0.125, 1e-6):
+            flows = greedy_flows(sc, self.graphs, [max(r, 1e-9) * scale for r in rho], cancel)
+            if flows is not None:
+                tps = [TaskPlan(g.task.job, g.task.ps, 0.0, generate_routes(g, f))
+                       for g, f in zip(self.graphs, flows, strict=True)]
+                return Plan("", PlannerInfo("aro-greedy"), tps)
+        return None
+
+
+def clock_left(token: CancelToken) -> float:
+    return token.clock.left() if isinstance(token, _RunToken) else math.inf
+
+
+class _TimeUp(Cancelled):
+    """The run's time limit ran out (raised by :class:`_RunToken`; ``plan`` returns the best plan)."""
+
+
+class _RunToken(CancelToken):
+    """The user's cancel token that also fires when the run's clock runs out, so every
+    ``check()`` of graph and model building, the greedy and the warm-start baselines honours the
+    limit. HiGHS gets the user's token and the clock as ``stop`` instead (its result is kept)."""
+
+    def __init__(self, user: CancelToken, clock: _Clock) -> None:
+        super().__init__()
+        self.user = user
+        self.clock = clock
+
+    @property
+    def cancelled(self) -> bool:  # type: ignore[override]
+        return self.user.cancelled or self.clock.expired()
+
+    def __call__(self) -> bool:
+        return self.cancelled
+
+    def cancel(self) -> None:
+        self.user.cancel()
+
+    def check(self) -> None:
+        self.user.check()
+        if self.clock.expired():
+            raise _TimeUp("time limit")
+
+
+def _milp_kw(clock: _Clock, cancel: CancelToken) -> dict[str, Any]:
+    """``time_limit``/``cancel``/``stop`` for :meth:`Milp.solve`: HiGHS' own limit is wall-clock,
+    so with a CPU limit it gets none (on a loaded machine any wall cap would cut it short) and is
+    stopped from its callback when the CPU budget runs out."""
+    user = cancel.user if isinstance(cancel, _RunToken) else cancel
+    if clock.kind != "wall":
+        return {"time_limit": None, "cancel": user, "stop": clock.expired}
+    return {"time_limit": max(min(clock.left(), 1e7), 0.05), "cancel": user, "stop": clock.expired}
+
+
+class _Record:
+    """The best joint plan found so far and the best proven bound, reported as they improve."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.flows: list[Flows] | None = None
+        self.rates: list[float] | None = None
+        self.objective = -math.inf
+        self.bound: float | None = None
+        self.phase = ""
+
+    def offer(self, flows: list[Flows], rates: list[float], objective: float) -> None:
+        if objective > self.objective + 1e-12:
+            self.flows, self.rates, self.objective = flows, rates, objective
+            self.progress.update(phase=self.phase or None, incumbent=objective)
+
+    def tighten(self, bound: float | None) -> None:
+        if bound is not None and math.isfinite(bound) and (self.bound is None or bound < self.bound):
+            self.bound = bound
+            self.progress.update(phase=self.phase or None, bound=bound)
+
+    def enter(self, phase: str, fraction: float | None = None, message: str | None = None) -> None:
+        self.phase = phase
+        self.progress.update(fraction, message, phase=phase)
+
+    def stage(self) -> _Record:
+        """A view for solves on pruned graphs (SRO, APP): their plans count, their bounds do not."""
+        return _Stage(self)
+
+
+class _Stage(_Record):
+    bound = None  # a pruned model proves nothing about the full one
+
+    def __init__(self, parent: _Record) -> None:  # noqa: D107 - shares the parent's state
+        self.parent = parent
+
+    @property
+    def objective(self) -> float:  # type: ignore[override]
+        return self.parent.objective
+
+    @property
+    def flows(self) -> list[Flows] | None:  # type: ignore[override]
+        return self.parent.flows
+
+    def offer(self, flows: list[Flows], rates: list[float], objective: float) -> None:
+        self.parent.offer(flows, rates, objective)
+
+    def tighten(self, bound: float | None) -> None:
+        pass
+
+    def enter(self, phase: str, fraction: float | None = None, message: str | None = None) -> None:
+        self.parent.enter(phase, fraction, message)
 
 
 class AroPlanner:
@@ -105,64 +272,134 @@ class AroPlanner:
     # ------------------------------------------------------------------------------------------
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
+        """The best plan found within the limit (issue 13): the best heuristic plan is the first
+        incumbent, every phase asks the run's clock, and the plan returned is never worse than it."""
         sc = scenario
-        clock = _Clock(float(params.get("time_limit", 60.0)))
+        clock = _Clock.of(Deadline.from_params(params))
+        token = _RunToken(cancel, clock)
+        progress = as_progress(progress, cancel)
+        rec = _Record(progress)
         tasks = sc.tasks()
         objective = objective_for(sc, tasks)
-        progress(0.0, "building the unfolded graphs")
-        adj = adjacency(sc)
-        graphs = []
-        for t in tasks:
-            cancel.check()
-            workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
-            dag = shortest_dag(sc, workers, t.ps, adj=adj)
-            graphs.append(build_task_graph(sc, t, workers, dag))
+        full: list[TaskGraph] = []
+        pruned = timed_out = False
+        warm_plan: Plan | None = None
+        try:
+            rec.enter("warm start", 0.0, "random baseline")
+            rec.tighten(_trivial_bound(sc, tasks, objective))
+            from inaplanner.planners.aro_baselines import AggTreePlanner, RandomPlanner
+
+            # the fallback plan: the fast ATP-style baseline runs to its end whatever the limit
+            # (a second at k=24), so a plan exists whenever a heuristic one does
+            warm_plan = self._better(sc, objective, params, cancel, None, RandomPlanner())
+            rec.enter("graphs", 0.02, "building the unfolded graphs")
+            adj = adjacency(sc)
+            for t in tasks:
+                token.check()
+                workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
+                dag = shortest_dag(sc, workers, t.ps, adj=adj)
+                full.append(build_task_graph(sc, t, workers, dag))
+            rec.enter("bound", 0.04, "structural bound")
+            rec.tighten(_structural_joint_bound(sc, full, objective))
+            rec.enter("warm start", 0.05, "heuristic plans")
+            small = sum(len(g.workers) for g in full) <= WARM_ALWAYS_FLOWS
+            for heuristic in (_GreedyWarm(full, objective), AggTreePlanner()):
+                if warm_plan is not None and clock.left() < WARM_MIN_SECONDS and not small:
+                    break
+                warm_plan = self._better(sc, objective, params, cancel if small else token, warm_plan, heuristic)
+            if warm_plan is not None:
+                rec.progress.update(incumbent=float(warm_plan.extra["objective"]))
+                flows = [flows_from_routes(sc, g, _routes_of(warm_plan, g)) for g in full]
+                if all(f is not None for f in flows):
+                    rates = [warm_plan.task_plan(g.task.job, g.task.ps).rate for g in full]  # type: ignore[union-attr]
+                    rec.offer(flows, rates, float(warm_plan.extra["objective"]))  # type: ignore[arg-type]
+            graphs = full
+            if params["app"]:
+                token.check()
+                drops = app_prune(graphs, float(params["alpha"]))
+                new = []
+                for g, drop in zip(graphs, drops, strict=True):
+                    g2 = rebuild(sc, g, drop)
+                    new.append(g2 if g2 is not None else g)
+                    pruned |= g2 is not None and g2 is not g
+                graphs = new
+            warm: list[Flows] | None = rec.flows
+            if warm is not None and not all(_fits(g, f) for g, f in zip(graphs, warm, strict=True)):
+                warm = None  # the heuristic plan uses aggregators APP pruned
+            if params["sro"] and sc.is_tiered():
+                rec.enter("SRO", 0.1, "SRO stage 1")
+                stage1 = [sro_stage1(sc, g) for g in graphs]
+                first = self._solve(sc, stage1, objective, params, clock.sub(clock.left() / 2), token, None,
+                                    rec.stage())
+                new = []
+                for g, g1, f in zip(graphs, stage1, first.flows, strict=True):
+                    token.check()
+                    drop = sro_unused(g1, f)
+                    g2 = rebuild(sc, g, drop)
+                    new.append(g2 if g2 is not None else g)
+                    pruned |= g2 is not None and g2 is not g
+                graphs = new
+                warm = first.flows
+            rec.enter("solve", 0.4, "solving")
+            out = self._solve(sc, graphs, objective, params, clock, token, warm, rec if not pruned else rec.stage())
+            timed_out = out.timed_out
+        except _TimeUp:
+            timed_out = True
+        # the final routes, rates and evaluation (outside the limit; cancel still applies)
         cancel.check()
-        pruned = False
-        if params["app"]:
-            drops = app_prune(graphs, float(params["alpha"]))
-            new = []
-            for g, drop in zip(graphs, drops, strict=True):
-                g2 = rebuild(sc, g, drop)
-                new.append(g2 if g2 is not None else g)
-                pruned |= g2 is not None and g2 is not g
-            graphs = new
-        warm: list[Flows] | None = None
-        if params["sro"] and sc.is_tiered():
-            progress(0.1, "SRO stage 1")
-            stage1 = [sro_stage1(sc, g) for g in graphs]
-            first = self._solve(sc, stage1, objective, params, _Clock(clock.left() / 2), cancel, None)
-            new = []
-            for g, g1, f in zip(graphs, stage1, first.flows, strict=True):
-                drop = sro_unused(g1, f)
-                g2 = rebuild(sc, g, drop)
-                new.append(g2 if g2 is not None else g)
-                pruned |= g2 is not None and g2 is not g
-            graphs = new
-            warm = first.flows
-        cancel.check()
-        progress(0.4, "solving")
-        out = self._solve(sc, graphs, objective, params, clock, cancel, warm)
-        cancel.check()
-        progress(0.9, "routes")
-        plan = self._plan_from(sc, graphs, out.flows, objective)
-        ev = evaluate(sc, plan)
-        if not ev.feasible:  # never expected: the rates come from the evaluator's own matrix
-            raise PlanError("ARO produced an infeasible plan: " + "; ".join(ev.errors + [str(v) for v in ev.violations])[:500])
-        bound = None if pruned else out.bound
+        rec.enter("routes", 0.9, "routes")
+        plan: Plan | None = None
+        value = -math.inf
+        if rec.flows is not None:
+            plan = self._plan_from(sc, full, rec.flows, objective)
+            ev = evaluate(sc, plan)
+            if not ev.feasible:  # never expected: the rates come from the evaluator's own matrix
+                raise PlanError("ARO produced an infeasible plan: "
+                                + "; ".join(ev.errors + [str(v) for v in ev.violations])[:500])
+            value = ev.objective
+        if warm_plan is not None and (plan is None or warm_plan.extra["objective"] > value + 1e-12):
+            plan, value = warm_plan, float(warm_plan.extra["objective"])
+        if plan is None:
+            raise PlanError("ARO: no plan found within the time limit and no heuristic plan exists")
+        bound = None if pruned else rec.bound
         if bound is not None:
-            bound = max(bound, ev.objective)
-        if pruned:
-            status = "timeout" if out.timed_out else "feasible"
-        elif bound is not None and ev.objective >= bound * (1 - max(float(params["gap"]), 1e-7)) - 1e-9:
+            bound = max(bound, value)
+        if bound is not None and value >= bound * (1 - max(float(params["gap"]), 1e-7)) - 1e-9:
             status = "optimal"
         else:
-            status = "timeout" if out.timed_out else "feasible"
+            status = "timeout" if timed_out else "feasible"
         plan.bound = bound
         plan.planner = PlannerInfo(self.name, {}, None, f"{solver_name()} (highspy)", 0.0, status)
         plan.extra = {}
-        progress(1.0, f"objective {ev.objective:.6g}")
+        progress.update(1.0, f"objective {value:.6g}", phase="done", incumbent=value, bound=bound)
         return plan
+
+    def _better(
+        self, sc: Scenario, objective: Objective, params: dict[str, Any], token: CancelToken,
+        best: Plan | None, heuristic: Any,
+    ) -> Plan | None:
+        """``best`` or the plan of ``heuristic`` (the ARO paper's ``random``/``aggtree`` baselines,
+        or :class:`_GreedyWarm`) with rates maximising ARO's objective on its routes, whichever
+        is better; a plan the evaluator rejects (e.g. rule 5) does not count. The objective is
+        kept in ``plan.extra["objective"]``."""
+        try:
+            cand = heuristic.plan(sc, {"seed": int(params.get("seed", 0) or 0)}, Progress(), token)
+        except _TimeUp:
+            return best
+        if cand is None:
+            return best
+        token.check()
+        rates = best_rates(sc, cand, objective)
+        for tp in cand.tasks:
+            tp.rate = rates[(tp.job, tp.ps)]
+        token.check()
+        ev = evaluate(sc, cand)
+        if not ev.feasible:
+            return best
+        cand.extra = {"objective": ev.objective}
+        if best is None or ev.objective > best.extra["objective"]:
+            return cand
+        return best
 
     # ------------------------------------------------------------------------------------------
 
@@ -187,13 +424,17 @@ class AroPlanner:
         clock: _Clock,
         cancel: CancelToken,
         warm: list[Flows] | None,
+        rec: _Record,
     ) -> Outcome:
         gap = float(params["gap"])
         if len(graphs) == 1:
-            return self._single(sc, graphs[0], objective, clock, cancel, None if warm is None else warm[0])
-        # 1. each task alone: its exact optimum bounds its rate in any joint plan
+            return self._single(sc, graphs[0], objective, clock, cancel, None if warm is None else warm[0], rec)
+        # 1. each task alone: its exact optimum bounds its rate in any joint plan (each gets a
+        #    share of the time, so one hard task cannot starve the joint search)
+        rec.enter("single", 0.45, "each task alone")
         solo = [
-            self._single(sc, g, SINGLE, clock, cancel, None if warm is None else warm[i])
+            self._single(sc, g, SINGLE, clock.sub(clock.left() * SOLO_SHARE / (len(graphs) - i)), cancel,
+                         None if warm is None else warm[i])
             for i, g in enumerate(graphs)
         ]
         timed_out = any(o.timed_out for o in solo)
@@ -203,6 +444,8 @@ class AroPlanner:
         finite = [u if math.isfinite(u) else o.objective * 1e3 for u, o in zip(upper, solo, strict=True)]
         # 2. the rate bound and the direction reaching it
         bound, rho = rate_bound(sc, graphs, objective, finite)
+        if bound_valid:
+            rec.tighten(bound)
         best: Outcome | None = None
         for flows in ([warm] if warm is not None else []) + [[o.flows[0] for o in solo]]:
             rates = self._route_rates(sc, graphs, flows, objective)
@@ -210,6 +453,8 @@ class AroPlanner:
             if best is None or obj > best.objective:
                 best = Outcome(flows, rates, obj, None)
         assert best is not None
+        rec.offer(best.flows, best.rates, best.objective)
+        rec.enter("search", 0.5, "common level along the balanced direction")
 
         def closed() -> bool:
             return bound_valid and best.objective >= bound * (1 - gap) - REL
@@ -226,8 +471,9 @@ class AroPlanner:
             rho_l = [float(r) for r in rho]
             cands, complete = direction_candidates(sc, graphs, rho_l)
 
-            def check(theta: float) -> tuple[str, list[Flows] | None]:
-                return self._feasible(sc, graphs, [theta * r for r in rho_l], clock, cancel, hints=hints)
+            def check(theta: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
+                return self._feasible(sc, graphs, [theta * r for r in rho_l], clock, cancel, hints=hints,
+                                      share=share)
 
             def value(flows: list[Flows]) -> float:
                 nonlocal best
@@ -236,6 +482,7 @@ class AroPlanner:
                 obj = objective.value(rates)
                 if obj > best.objective:
                     best = Outcome(flows, rates, obj, None)
+                    rec.offer(flows, rates, obj)
                 return direction_max(sc, plan, {(g.task.job, g.task.ps): w for g, w in zip(graphs, rho_l, strict=True)})
 
             start = min(r / w for r, w in zip(best.rates, rho_l, strict=True) if w > 0)
@@ -247,36 +494,52 @@ class AroPlanner:
                     else found.refuted
                 weighted = sum(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
                 bound = min(bound, max(top, found.lo) * level + MU * weighted)
-        # 4. refute the next level for jobs with several tasks (see _refute); a corner that turns
-        #    out feasible is a better plan, and the next level is tried from there
-        for _ in range(8):
-            if closed() or not bound_valid or maxmin or clock.left() <= 0:
+                rec.tighten(bound)
+        # 4. jobs with several tasks: refute levels of the main term by covering each job's
+        #    rate simplex with boxes (see _cover), bisecting between the best plan and the bound;
+        #    a feasible box point is a plan, often a better one
+        extra = 0.0
+        if objective.kind == "MJMT":
+            extra = MU * sum(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
+        hi = bound - extra
+        unknown_at = 0.0
+        memo: dict[str, list[np.ndarray]] = {}  # rate vectors known feasible / infeasible
+        rec.enter("refute", 0.6, "refuting levels")
+        while bound_valid and not maxmin and not closed() and clock.left() > 0:
+            lo = max(_main_term(objective, best.rates), unknown_at)
+            if hi <= lo * (1 + max(gap, 1e-4)):
                 break
-            level_now = _main_term(objective, best.rates)
-            target = level_now * (1 + max(gap, 1e-4))
-            verdict, flows = self._refute(sc, graphs, objective, finite, target, clock, cancel)
-            timed_out |= verdict == "unknown"
+            # high levels are refuted with few boxes, levels near the optimum need many: bisect
+            target = max(0.5 * (lo + hi), lo * (1 + max(gap, 1e-4)))
+            verdict, flows = self._cover(sc, graphs, objective, finite, target, clock, cancel, rec, memo)
             if verdict == "refuted":
-                extra = 0.0
-                if objective.kind == "MJMT":
-                    extra = MU * sum(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
-                bound = min(bound, target + extra)
-                break
-            if flows is None:
-                break
-            rates = self._route_rates(sc, graphs, flows, objective)
-            if _main_term(objective, rates) <= level_now * (1 + 1e-9):
-                break  # no progress
-            best = Outcome(flows, rates, objective.value(rates), None)
+                hi = target
+                bound = min(bound, hi + extra)
+                rec.tighten(bound)
+                continue
+            if flows is not None:
+                rates = self._route_rates(sc, graphs, flows, objective)
+                if objective.value(rates) > best.objective:
+                    best = Outcome(flows, rates, objective.value(rates), None)
+                    rec.offer(best.flows, best.rates, best.objective)
+            if verdict == "unknown":
+                if clock.left() <= 0:
+                    timed_out = True
+                    break
+                unknown_at = max(unknown_at, target)
         # 5. the exact joint model, on models small enough to pay off (or when asked)
         mode = params["exact"]
         size = sum(len(g.edges) for g in graphs)
         if (mode == "always" or (mode == "auto" and not closed() and size <= EXACT_AUTO_MAX_EDGES)) \
                 and clock.left() > 0.2:
             cancel.check()
-            em = exact_model(sc, graphs, objective, finite, qsr=bool(params["qsr"]), levels=int(params["qsr_levels"]))
+            rec.enter("exact", 0.7, "exact joint model")
+            em = exact_model(sc, graphs, objective, finite, qsr=bool(params["qsr"]), levels=int(params["qsr_levels"]),
+                             check=cancel.check)
             start = exact_start(em, best.flows, best.rates, objective)
-            res = em.milp.solve(time_limit=clock.left(), cancel=cancel, gap=gap, start=start)
+            slack = em.delta * _level_slack(objective) if em.qsr else 0.0
+            res = em.milp.solve(gap=gap, start=start, progress=_ExactReport(current_progress(), rec, slack),
+                                **_milp_kw(clock, cancel))
             timed_out |= res.status == "timeout"
             if res.values is not None:
                 f = [block_flows(b, res.values) for b in em.blocks]
@@ -284,13 +547,93 @@ class AroPlanner:
                 obj = objective.value(rates)
                 if obj > best.objective:
                     best = Outcome(f, rates, obj, None)
+                    rec.offer(f, rates, obj)
             if res.bound is not None and bound_valid:
                 # the QSR model rounds rates down to levels: add one level per task back
-                slack = em.delta * _level_slack(objective) if em.qsr else 0.0
                 bound = min(bound, res.bound + slack)
+                rec.tighten(bound)
         best.bound = bound if bound_valid else None
         best.timed_out = timed_out
         return best
+
+    def _cover(
+        self,
+        sc: Scenario,
+        graphs: list[TaskGraph],
+        objective: Objective,
+        upper: list[float],
+        level: float,
+        clock: _Clock,
+        cancel: CancelToken,
+        rec: _Record,
+        memo: dict[str, list[np.ndarray]],
+    ) -> tuple[str, list[Flows] | None]:
+        """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
+        beta_s T_s, Eq. 3 without mu) reaches ``level``? ('refuted', None), ('feasible', flows)
+        or ('unknown', flows of the best box point found, or None).
+
+        Such a plan gives each job s a throughput T_s = level / beta_s (rates can only drop:
+        plans are downward closed), with task i of s in [0, upper_i]. A box (an interval per task)
+        of that simplex is covered by its least point p, p_j = max(lo_j, T_s - sum_{k != j} hi_k):
+        every rate vector of the box is >= p, so if p is infeasible (one feasibility MILP, whose LP
+        relaxation usually settles it) or above a task's own optimum, so is the whole box. A
+        feasible p splits the box's widest interval; boxes narrower than ``COVER_TOL`` T_s stop
+        the search (the level is then within that of a feasible point). With one task per job
+        this is a single check; with the coarsest box it is :meth:`_refute`'s corners."""
+        per_job: dict[int, list[int]] = {}
+        for i, s in enumerate(objective.job_of):
+            per_job.setdefault(s, []).append(i)
+        need = {s: (level / objective.weights[s] if objective.kind == "MJMT" else level) for s in per_job}
+        start = [(0.0, min(upper[i], need[objective.job_of[i]])) for i in range(len(graphs))]
+        stack: list[list[tuple[float, float]]] = [start]
+        best_flows: list[Flows] | None = None
+        best_value = -math.inf
+        # rate vectors known feasible (with the rates their routes allow) and known infeasible:
+        # plans are downward closed, so a point below a feasible one needs no check, nor one above
+        # an infeasible one
+        yes = memo.setdefault("yes", [])
+        no = memo.setdefault("no", [])
+        while stack:
+            cancel.check()
+            if clock.left() <= 0:
+                return "unknown", best_flows
+            box = stack.pop()
+            point = [0.0] * len(graphs)
+            for s, tasks in per_job.items():
+                for j in tasks:
+                    rest = sum(box[k][1] for k in tasks if k != j)
+                    point[j] = max(box[j][0], need[s] - rest, 0.0)
+            if any(p > u * (1 + 1e-9) for p, u in zip(point, upper, strict=True)):
+                continue  # a task above its own optimum: nothing of the box is feasible
+            pv = np.asarray(point)
+            if any(np.all(pv >= q * (1 - 1e-12)) for q in no):
+                continue
+            if not any(np.all(pv <= q * (1 + 1e-12)) for q in yes):
+                status, flows = self._feasible(sc, graphs, point, clock, cancel, heuristics=False,
+                                               greedy=True)
+                if status == "infeasible":
+                    no.append(pv)
+                    continue
+                if flows is None:
+                    return "unknown", best_flows
+                rates = self._route_rates(sc, graphs, flows, objective)
+                yes.append(np.maximum(np.asarray(rates), pv))
+                if _main_term(objective, rates) >= level * (1 - 1e-9):
+                    return "feasible", flows
+                value = objective.value(rates)
+                if value > best_value:
+                    best_flows, best_value = flows, value
+                    rec.offer(flows, rates, value)
+            widths = [(box[i][1] - box[i][0]) / max(need[objective.job_of[i]], 1e-12) for i in range(len(graphs))]
+            j = max(range(len(graphs)), key=lambda i: widths[i])
+            if widths[j] <= COVER_TOL:
+                return "unknown", best_flows
+            mid = 0.5 * (box[j][0] + box[j][1])
+            low, high = list(box), list(box)
+            low[j] = (box[j][0], mid)
+            high[j] = (mid, box[j][1])
+            stack.extend([low, high])
+        return "refuted", None
 
     def _refute(
         self,
@@ -353,6 +696,7 @@ class AroPlanner:
         clock: _Clock,
         cancel: CancelToken,
         warm: Flows | None,
+        rec: _Record | None = None,
     ) -> Outcome:
         """Exact single-task optimum (Eq. 1). The best rate fills some resource exactly, so it is
         b / k for a resource of bandwidth b and a flow count k: a search over those candidates
@@ -360,33 +704,43 @@ class AroPlanner:
         cands = rate_candidates(sc, g)
         top = structural_bound(sc, g)
         if len(g.edges) <= LP_BOUND_MAX_EDGES:
-            top = min(top, self._lp_bound(sc, g))
+            top = min(top, self._lp_bound(sc, g, clock, cancel))
+        if rec is not None:
+            rec.tighten(top)
         cands = [c for c in cands if c <= top * (1 + 1e-9)] or cands[:1]
         state: dict[str, Any] = {"flows": warm, "rate": 0.0}
         if warm is not None:
             state["rate"] = self._route_rates(sc, [g], [warm], objective)[0]
+            if rec is not None:
+                rec.offer([warm], [state["rate"]], state["rate"])
 
-        def check(rate: float) -> tuple[str, list[Flows] | None]:
-            return self._feasible(sc, [g], [rate], clock, cancel)
+        def check(rate: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
+            return self._feasible(sc, [g], [rate], clock, cancel, share=share)
 
         def value(flows: list[Flows]) -> float:
             rate = self._route_rates(sc, [g], flows, objective)[0]
             if state["flows"] is None or rate > state["rate"]:
                 state["flows"], state["rate"] = flows[0], rate
+                if rec is not None:
+                    rec.offer([flows[0]], [rate], rate)
             return rate
 
         found = _search(cands, state["rate"], check, value, clock)
         if state["flows"] is None:
+            if clock.expired():
+                raise _TimeUp("time limit")
             raise PlanError(f"task {g.task}: no plan found within the time limit")
         lo = state["rate"]
         # the optimum is a candidate below the smallest refuted one, and at least lo
         bound = max(lo, max((c for c in cands if c < found.refuted * (1 - 1e-12)), default=0.0))
+        if rec is not None and math.isfinite(found.refuted):
+            rec.tighten(bound)
         return Outcome([state["flows"]], [lo], lo, bound, found.timed_out)
 
-    def _lp_bound(self, sc: Scenario, g: TaskGraph) -> float:
+    def _lp_bound(self, sc: Scenario, g: TaskGraph, clock: _Clock, cancel: CancelToken) -> float:
         """Upper bound on the single-task rate: the LP relaxation of the u = 1/r model."""
         m, _, u = ratio_model(sc, [g], [1.0])
-        res = m.solve(relax=True)
+        res = m.solve(relax=True, **_milp_kw(clock, cancel))
         if res.objective is None or res.objective <= 0:
             return math.inf
         return 1.0 / res.objective
@@ -396,6 +750,7 @@ class AroPlanner:
         heuristics: bool = True,
         greedy: bool = True,
         hints: dict | None = None,
+        share: float = 0.5,
     ) -> tuple[str, list[Flows] | None]:
         """('feasible'|'infeasible'|'timeout', flows) for fixed task rates. First the greedy
         (:mod:`greedy`), then, with several tasks, task after task in what the others left (the
@@ -408,9 +763,9 @@ class AroPlanner:
         if quick is not None and self._holds(sc, graphs, quick, rates):
             return "feasible", quick
         cancel.check()
-        m, blocks = feasibility_model(sc, graphs, rates)
+        m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
         # one check may not take the whole budget: an undecided level leaves lower ones to try
-        budget = _Clock(min(clock.left(), max(CHECK_MIN_SECONDS, CHECK_SHARE * clock.left())))
+        budget = clock.sub(max(CHECK_MIN_SECONDS, share * clock.left()))
         # the LP relaxation settles most infeasible checks; on large models it costs seconds, so
         # there the task-after-task heuristic goes first
         lp_first = m.n_cols <= LP_FIRST_MAX_COLS
@@ -422,7 +777,7 @@ class AroPlanner:
                 return "feasible", seq
         if not lp_first and _relaxation_infeasible(m, budget, cancel):
             return "infeasible", None
-        status, values = _decide(m, budget.left(), cancel, lp_first=False)
+        status, values = _decide(m, budget, cancel, lp_first=False)
         if values is None:
             return status, None
         return "feasible", [block_flows(b, values) for b in blocks]
@@ -436,7 +791,7 @@ class AroPlanner:
         ones behind the most programmable switches earlier tasks left room to reach first). A
         task that cannot be placed moves to the front and all are placed again (once per task)."""
         order = list(range(len(graphs)))
-        budget = _Clock(0.8 * clock.left())
+        budget = clock.sub(0.8 * clock.left())
         for _attempt in range(len(graphs)):
             left: dict[Resource, float] = {}
             out: dict[int, Flows] = {}
@@ -468,8 +823,8 @@ class AroPlanner:
             if budget.left() <= 0:
                 return None
             closed = {("link", u, v): 0.0 for u, v in blocked}
-            m, blocks = feasibility_model(sc, [g], [r], {**left, **closed})
-            _, values = _decide(m, budget.left(), cancel)
+            m, blocks = feasibility_model(sc, [g], [r], {**left, **closed}, check=cancel.check)
+            _, values = _decide(m, budget, cancel)
             if values is None:
                 continue
             f = block_flows(blocks[0], values)
@@ -498,6 +853,18 @@ CHECK_SHARE = 0.5
 #: Feasibility models up to this many columns get their LP relaxation solved first.
 LP_FIRST_MAX_COLS = 10000
 CHECK_MIN_SECONDS = 3.0
+#: An undecided candidate is tried again with all the time left when at least this much is left.
+RETRY_MIN_SECONDS = 2.0
+#: Multi-task level refutation (:meth:`AroPlanner._cover`): boxes narrower than this share of a
+#: job's throughput are not split.
+COVER_TOL = 0.004
+#: The warm start tries the next heuristic only with at least this many seconds left.
+WARM_MIN_SECONDS = 1.0
+#: ... but always, whatever the limit, on scenarios with at most this many worker flows (all
+#: heuristics take milliseconds there), so ARO never returns less than any of them.
+WARM_ALWAYS_FLOWS = 400
+#: Multi-task runs: the single-task solves together get at most this share of the time left.
+SOLO_SHARE = 0.5
 
 #: ``exact=auto`` runs the exact joint model only below this many unfolded edges in total: on
 #: larger models its LP relaxation is too weak for HiGHS to close anything in seconds.
@@ -556,6 +923,23 @@ def _search(
         else:
             timed_out = True
             undecided = mid
+    # a candidate left undecided by its share of the time gets the rest (the other candidates
+    # above the best plan are settled): it alone separates the plan from the bound
+    retries = 0
+    while math.isfinite(undecided) and undecided < refuted and clock.left() > RETRY_MIN_SECONDS \
+            and retries < 2 and not (stop and stop()):
+        retries += 1
+        if [c for c in cands if lo * (1 + 1e-9) < c < undecided * (1 - 1e-12)]:
+            break  # lower candidates are still open: the search above did not settle them
+        status, flows = check(undecided, 1.0)
+        if flows is not None:
+            got = value(flows)
+            lo = max(lo, got, undecided if got >= undecided * (1 - 1e-6) else lo)
+            undecided = math.inf
+        elif status == "infeasible":
+            refuted = min(refuted, undecided)
+            undecided = math.inf
+    timed_out = timed_out and math.isfinite(undecided)
     top = min(refuted, undecided)
     while refine > 0 and math.isfinite(top) and top - lo > tol * top and clock.left() > 0 and not (stop and stop()):
         refine -= 1
@@ -651,21 +1035,75 @@ def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken) -> bool:
     """True when the LP relaxation is infeasible (then so is the MILP). Interior point: on these
     models it proves infeasibility in a fraction of the simplex time. Presolve off: HiGHS'
     presolve cannot be interrupted (cancel must act within a second)."""
-    lp = m.solve(time_limit=max(clock.left(), 0.05), cancel=cancel, presolve=False, relax=True, ipm=True)
+    lp = m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
     return lp.status == "infeasible"
 
 
-def _decide(m: Milp, limit: float, cancel: CancelToken, lp_first: bool = True):  # noqa: ANN202
+def _decide(m: Milp, clock: _Clock, cancel: CancelToken, lp_first: bool = True):  # noqa: ANN202
     """(status, values | None) of a feasibility MILP: optionally its LP relaxation first, then the
     MILP with presolve off (it cannot be interrupted and on these models costs more than it
     saves, benchmarks/bench_aro.py)."""
-    clock = _Clock(limit)
     if lp_first and _relaxation_infeasible(m, clock, cancel):
         return "infeasible", None
-    res = m.solve(time_limit=max(clock.left(), 0.05), cancel=cancel, presolve=False)
+    res = m.solve(presolve=False, **_milp_kw(clock, cancel))
     if res.values is None:
         return ("infeasible" if res.status == "infeasible" else "timeout"), None
     return "feasible", res.values
+
+
+def _routes_of(plan: Plan, g: TaskGraph) -> list:
+    tp = plan.task_plan(g.task.job, g.task.ps)
+    return tp.routes if tp is not None else []
+
+
+def _trivial_bound(sc: Scenario, tasks: list, objective: Objective) -> float | None:
+    """The bound available before any graph: a worker sends one flow per task of its job over
+    its own links, and a PS receives at least one per task (an LP over the rates)."""
+    rows: list[np.ndarray] = []
+    caps: list[float] = []
+    n = len(tasks)
+
+    out: dict[str, float] = {}
+    into: dict[str, float] = {}
+    for lk in sc.links:
+        for u, v in ((lk.a, lk.b), (lk.b, lk.a)):
+            room = max(lk.capacity - lk.background_from(u), 0.0)
+            out[u] = out.get(u, 0.0) + room
+            into[v] = into.get(v, 0.0) + room
+
+    def out_cap(node: str, inward: bool = False) -> float:
+        return (into if inward else out).get(node, 0.0)
+
+    for job in sc.jobs:
+        for w in job.workers:
+            row = np.array([1.0 if t.job == job.id and t.ps != w else 0.0 for t in tasks])
+            if row.any():
+                rows.append(row)
+                caps.append(out_cap(w))
+    for i, t in enumerate(tasks):
+        row = np.zeros(n)
+        row[i] = 1.0
+        rows.append(row)
+        caps.append(out_cap(t.ps, inward=True))
+    got = _objective_lp(np.array(rows), np.array(caps), objective, None)
+    return None if got is None else got[1]
+
+
+def _fits(g: TaskGraph, f: Flows) -> bool:
+    """Whether flows ``f`` use only edges of ``g``."""
+    keys = {g.edge_key(k) for k in range(len(g.edges))}
+    return all(k in keys for k in f.y)
+
+
+def _structural_joint_bound(sc: Scenario, graphs: list[TaskGraph], objective: Objective) -> float | None:
+    """A bound available at once: each task's :func:`structural_bound` and the links every plan
+    loads (:func:`rate_bound`), e.g. the workers' access links a job's tasks share."""
+    struct = [structural_bound(sc, g) for g in graphs]
+    if not all(math.isfinite(b) for b in struct):
+        return None
+    if len(graphs) == 1:
+        return struct[0]
+    return rate_bound(sc, graphs, objective, struct)[0]
 
 
 def _main_term(objective: Objective, rates: list[float]) -> float:

@@ -10,7 +10,7 @@ and the switches whose INP the path crosses are its ``merge_at`` points.
 from __future__ import annotations
 
 from inaplanner.errors import PlanError
-from inaplanner.model import Route
+from inaplanner.model import Route, Scenario
 from inaplanner.planners.aro.formulation import Flows
 from inaplanner.planners.aro.graph import TaskGraph, UNode
 
@@ -53,3 +53,38 @@ def _fold(worker: str, upath: list[UNode]) -> Route:
         if n[0] == "inp":
             merges.append(n[1])
     return Route(worker, phys, merges)
+
+
+def flows_from_routes(sc: Scenario, g: TaskGraph, routes: list[Route]) -> Flows | None:
+    """The inverse of Algorithm 1: the flow counts y (distinct flows per unfolded edge, CONTRACTS.md
+    rule 3) and INP usage x of a task's routes, e.g. a heuristic plan used as ARO's first
+    incumbent. None when the routes do not fit the unfolded graph (a path outside the shortest
+    up-down DAG, or one crossing an aggregator unmerged where the graph has no bypass)."""
+    keys = {g.edge_key(k) for k in range(len(g.edges))}
+    seen: dict[tuple[UNode, UNode], set] = {}
+    x: dict[UNode, int] = {}
+    for r in routes:
+        if not r.path or r.path[-1] != g.ps:
+            return None
+        merges = set(r.merge_at)
+        state: UNode = ("w", r.worker)
+        flow: object = r.worker
+        for u, v in zip(r.path, r.path[1:], strict=False):
+            if v == g.ps:
+                head: UNode = ("ps", v)
+            elif v in merges:
+                head = ("inp", v, sc.ingress_pipeline(u, v))
+            elif v in g.aggregators and v not in g.bypass:
+                return None
+            else:
+                head = ("cs", v)
+            if (state, head) not in keys:
+                return None
+            seen.setdefault((state, head), set()).add(flow)
+            if head[0] == "inp":
+                x[head] = 1
+                flow = head
+                state = ("op", v)
+            else:
+                state = head
+    return Flows(y={k: len(v) for k, v in seen.items()}, x=x)

@@ -6,6 +6,10 @@ is lost when it fails (single-link and single-switch cases of one planner), on t
 colour scale and conventions: idle grey where nothing is lost, the ramp up to 80 %, orange to
 100 %, red where the failure stops training (a disconnected job: 100 % lost). Elements a sweep
 did not fail stay idle; collapsed cases colour every member of their symmetry class.
+
+It lives in the sweeps package, not in :mod:`inaplanner.views`, because the sweep engine builds on
+the view models (the what-if changes, the number formatter): ``views`` never imports ``sweeps``,
+so there is no import cycle between the two packages (the acyclic contract in pyproject.toml).
 """
 
 from __future__ import annotations

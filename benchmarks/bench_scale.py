@@ -1,0 +1,220 @@
+"""Planners at datacenter scale (issue 13): objective, bound, gap, wall and CPU seconds, peak memory.
+
+Instances (``--sizes``):
+
+* ``ft8``, ``ft16``, ``ft24``, ``ft32``: fat-tree k = 8 .. 32 (100 Gbps links), 20 % of all switches
+  programmable (drawn with the seed) with 4 pipelines, 2 jobs x 2 tasks (PSs), ``--workers`` workers
+  per job (50, 200, 500, 1000), placed as ARO section V-A does (``place_jobs``: the PS of task i under
+  leaf i, that leaf programmable, workers drawn at random). This is exactly
+  ``inaplanner generate fat-tree --k K --programmable 0.2 --pipelines 4 --jobs 2 --tasks-per-job 2
+  --workers-per-job W --seed S``.
+* ``L3``, ``L4``, ``L5``: the ARO paper's scaling setting (``benchmarks/bench_aro.py``'s ``build``:
+  leaf-spine 24 lambda x 24 lambda, 24 hosts per leaf, five jobs of 100 lambda workers).
+
+Every instance gets ``max_fan_in`` = ``--fan-in`` (default: null, i.e. the bundled programs' 32) on its
+programmable switches. Each (instance, planner) runs in a child process; its peak memory is the
+child's maximum resident set size (``os.wait4``), its times are the planner run's wall and CPU
+seconds (scenario building excluded). ``gap`` is (bound - objective) / bound with the planner's own
+bound: ARO's bounds every plan; GRID's (Eq. (1)'s LP) and InArt's (Eq. (5) for its paths and split)
+bound only plans of their own form.
+
+``grid-authors`` is the GRID authors' method as the paper prints it (:func:`inaplanner.planners.grid.
+authors_rgria`): Eq. (1)'s LP relaxation with every worker's x and r variables, the solver's
+optimum, one randomized rounding (Alg. 1), on the same candidates (up-down on a Clos); for each
+instance the table gives GRID's default CPU seconds over it.
+
+A planner name may carry parameters: ``grid:links=ignore:rounds=1``.
+
+    python benchmarks/bench_scale.py --sizes ft8,ft16 --workers 50 --seeds 1 --time-limit 60
+    python benchmarks/bench_scale.py --sizes L3,L4,L5 --seeds 1 --planners aro,grid,inart,atp,random
+    python benchmarks/bench_scale.py --paths      # our k shortest paths vs networkx's
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_PLANNERS = "aro,grid,grid-authors,inart,atp,random"
+
+
+def build(size: str, workers: int, seed: int, fan_in: int | None):
+    from inaplanner.topologies import fat_tree, mark_programmable, place_jobs, set_max_fan_in
+
+    if size.startswith("ft"):
+        sc = fat_tree(int(size[2:]))
+        mark_programmable(sc, 0.2, pipelines=4, seed=seed)
+        place_jobs(sc, 2, 2, workers, seed=seed)
+        sc.name = f"{size} w{workers} seed {seed}"
+    elif size.startswith("L"):
+        sys.path.insert(0, HERE)
+        import bench_aro
+
+        sc = bench_aro.build(size, seed)
+    else:
+        raise SystemExit(f"unknown size {size!r}: ft8, ft16, ft24, ft32, L3, L4, L5")
+    set_max_fan_in(sc, fan_in)
+    return sc
+
+
+def child(spec: dict) -> None:
+    """Run one planner on one instance and print one JSON line."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from inaplanner.evaluate import evaluate
+    from inaplanner.planners import get, run_planner
+
+    sc = build(spec["size"], spec["workers"], spec["seed"], spec["fan_in"])
+    name, _, rest = spec["planner"].partition(":")
+    params = dict(kv.split("=", 1) for kv in rest.split(":") if kv)
+    wall, cpu = time.perf_counter(), time.process_time()
+    if name == "grid-authors":
+        from inaplanner.planners.grid import authors_rgria
+
+        plan, _ = authors_rgria(sc, seed=spec["seed"])
+        status, plan_params = "heuristic", {}
+    else:
+        plan = run_planner(get(name), sc, {"seed": spec["seed"], "time_limit": spec["time_limit"],
+                                           "limit_kind": spec["limit_kind"], **params})
+        status, plan_params = plan.planner.status, plan.planner.params
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    ev = evaluate(sc, plan)
+    keep = ("plan_source", "tie_break", "rounded_objective", "repaired_objective",
+            "atp_same_routes_objective", "fallback_objective", "lp_objective", "stopped")
+    print(json.dumps({
+        "objective": ev.objective, "bound": plan.bound, "status": status, "wall": wall, "cpu": cpu,
+        "valid": not ev.errors and not ev.violations,
+        "breaks": (ev.errors + [str(v) for v in ev.violations])[:2],
+        "params": {k: plan_params[k] for k in keep if k in plan_params},
+    }), flush=True)
+
+
+def run_child(spec: dict, timeout: float) -> dict:
+    """Run :func:`child` in a fresh process; its peak memory is its own maximum resident set size
+    (``os.wait4``'s rusage of that child), killed after ``timeout`` seconds."""
+    import threading
+
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    start = time.perf_counter()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak_mb = usage.ru_maxrss / 1024  # KiB on Linux
+    line = out.strip().splitlines()[-1] if out.strip() else ""
+    if not line:
+        return {"status": "killed" if proc.returncode < 0 else "error",
+                "wall": time.perf_counter() - start, "peak_mb": peak_mb}
+    res = json.loads(line)
+    res["peak_mb"] = peak_mb
+    return res
+
+
+def fmt(x: object, spec: str = ".4g") -> str:
+    return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="ft8,ft16,ft24,ft32,L3,L4,L5")
+    ap.add_argument("--workers", default="50,200,500,1000", help="workers per job (fat-trees)")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--planners", default=DEFAULT_PLANNERS)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--limit-kind", default="wall", choices=("wall", "cpu"))
+    ap.add_argument("--fan-in", type=int, default=None, help="max_fan_in (default null = 32)")
+    ap.add_argument("--paths", action="store_true", help="time k shortest paths: ours vs networkx")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(json.loads(args.child))
+        return
+    if args.paths:
+        paths_benchmark()
+        return
+    planners = args.planners.split(",")
+    print(f"{'instance':<20} {'planner':<28} {'objective':>10} {'bound':>9} {'gap':>7} {'wall s':>7} "
+          f"{'cpu s':>7} {'peak MB':>8}  status / source", flush=True)
+    for size in args.sizes.split(","):
+        for workers in ([int(w) for w in args.workers.split(",")] if size.startswith("ft") else [0]):
+            for seed in [int(s) for s in args.seeds.split(",")]:
+                rows = {}
+                for name in planners:
+                    spec = {"size": size, "workers": workers, "seed": seed, "planner": name,
+                            "time_limit": args.time_limit, "limit_kind": args.limit_kind,
+                            "fan_in": args.fan_in}
+                    rows[name] = run_child(spec, timeout=3 * args.time_limit + 300)
+                label = f"{size}" + (f" w{workers}" if workers else "") + f" s{seed}"
+                for name, r in rows.items():
+                    obj = r.get("objective")
+                    own = r.get("bound")  # each planner's gap to its own proven bound
+                    gap = (own - obj) / own if own and obj is not None else None
+                    src = r.get("params", {}).get("plan_source", "")
+                    print(f"{label:<20} {name:<28} {fmt(obj):>10} {fmt(r.get('bound')):>9} "
+                          f"{fmt(None if gap is None else 100 * gap, '.1f') + ('%' if gap is not None else ''):>7} "
+                          f"{fmt(r.get('wall'), '.1f'):>7} {fmt(r.get('cpu'), '.1f'):>7} "
+                          f"{fmt(r.get('peak_mb'), '.0f'):>8}  {r.get('status')}"
+                          f"{' (INVALID: ' + str(r.get('breaks')) + ')' if r.get('valid') is False else ''}"
+                          f"{' / ' + src if src else ''}", flush=True)
+                if "grid" in rows and "grid-authors" in rows and rows["grid-authors"].get("cpu"):
+                    ratio = rows["grid"].get("cpu", float("nan")) / rows["grid-authors"]["cpu"]
+                    print(f"{label:<20} {'grid / grid-authors CPU':<28} {ratio:10.2f}", flush=True)
+
+
+def paths_benchmark() -> None:
+    """k = 4 shortest simple paths between 300 random host pairs of a fat-tree k=8, our best-first
+    search vs networkx's shortest_simple_paths (on the graph with the other hosts removed, so that
+    hosts never forward), both without the up-down rule; then ours with it."""
+    import itertools
+    import random
+
+    import networkx as nx
+
+    from inaplanner.planners.paths import Paths
+    from inaplanner.topologies import fat_tree
+
+    sc = fat_tree(8)
+    rng = random.Random(0)
+    hosts = [h.id for h in sc.hosts()]
+    pairs = [tuple(rng.sample(hosts, 2)) for _ in range(300)]
+    g = nx.Graph()
+    g.add_edges_from((lk.a, lk.b) for lk in sc.links)
+    switches = [s.id for s in sc.switches()]
+    p = Paths(sc, updown=False)
+    t = time.perf_counter()
+    ours = [p._best_first(a, b, 0, (0, 1), frozenset(), 4, False) for a, b in pairs]
+    t_ours = time.perf_counter() - t
+    t = time.perf_counter()
+    for a, b in pairs:
+        p.k_shortest(a, b, 4)
+    t_used = time.perf_counter() - t
+    t = time.perf_counter()
+    theirs = []
+    for a, b in pairs:
+        sub = g.subgraph([*switches, a, b])
+        gen = nx.shortest_simple_paths(sub, a, b)
+        theirs.append(list(itertools.islice(gen, 4)))
+    t_nx = time.perf_counter() - t
+    same = all([len(x) for x in o] == [len(x) for x in n] for o, n in zip(ours, theirs, strict=True))
+    pu = Paths(sc)
+    t = time.perf_counter()
+    for a, b in pairs:
+        pu.k_shortest(a, b, 4)
+    t_ud = time.perf_counter() - t
+    print(f"k=4 shortest paths, 300 host pairs, fat-tree k=8: best-first {t_ours:.3f} s, networkx "
+          f"{t_nx:.3f} s (same path lengths: {same}); Paths.k_shortest off Clos (networkx)"
+          f" {t_used:.3f} s; up-down best-first {t_ud:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""ARO at datacenter scale (issue 13 item 1, issue 17 rule 5): a plan within the limit, honest
+status and bounds, the heuristic warm start as a floor, cancel in every phase, fan-in in the model.
+
+Behaviour, not timers: the margins below are generous (the machine may be loaded)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from inaplanner.errors import Cancelled
+from inaplanner.evaluate import evaluate
+from inaplanner.planners import CancelToken, get, run_planner
+from inaplanner.planners.aro.graph import build_task_graph
+from inaplanner.planners.aro.greedy import greedy_flows
+from inaplanner.planners.aro.routes import flows_from_routes, generate_routes
+from inaplanner.planners.routing import shortest_dag
+from inaplanner.progress import Progress
+from inaplanner.topologies import fat_tree, leaf_spine, mark_programmable, place_jobs
+
+
+def _fat_tree(k: int, workers: int, seed: int = 1):
+    sc = fat_tree(k, 100.0)
+    mark_programmable(sc, 0.2, pipelines=4, seed=seed)
+    place_jobs(sc, 2, 2, workers, seed=seed)
+    return sc
+
+
+def _fan_in_counts(sc, plan) -> dict[tuple, int]:
+    """Distinct incoming flows per aggregate (task, switch, pipeline), counted from the routes
+    (CONTRACTS.md rules 1 and 5), independently of the planner's model."""
+    incoming: dict[tuple, set] = {}
+    for tp in plan.tasks:
+        for r in tp.routes:
+            flow: object = r.worker
+            merges = set(r.merge_at)
+            for u, v in zip(r.path, r.path[1:], strict=False):
+                if v in merges:
+                    key = (tp.job, tp.ps, v, sc.ingress_pipeline(u, v))
+                    incoming.setdefault(key, set()).add(flow)
+                    flow = key
+    return {k: len(v) for k, v in incoming.items()}
+
+
+def test_two_seconds_on_k24_gives_a_valid_plan_with_status_timeout():
+    sc = _fat_tree(24, 500)
+    t0 = time.perf_counter()
+    plan = run_planner(get("aro"), sc, {"time_limit": 2.0, "limit_kind": "wall"})
+    took = time.perf_counter() - t0
+    ev = evaluate(sc, plan)
+    assert ev.feasible, ev.violations[:3]
+    assert plan.planner.status == "timeout"
+    assert plan.bound is not None and plan.bound >= ev.objective
+    assert took < 60.0, f"{took:.1f} s for a 2 s limit"
+
+
+@pytest.mark.parametrize("phase", ["graphs", "warm start", "single"])
+def test_cancel_during_model_building_on_k16_stops_within_seconds(phase):
+    sc = _fat_tree(16, 200)
+    token = CancelToken()
+    progress = Progress(token)
+    fired: dict[str, float] = {}
+
+    def on(ev) -> None:  # noqa: ANN001
+        if ev.phase == phase and "t" not in fired:
+            fired["t"] = time.perf_counter()
+            token.cancel()
+
+    progress.subscribe(on)
+    outcome: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            outcome["plan"] = run_planner(get("aro"), sc, {"time_limit": 120}, progress=progress)
+        except Cancelled:
+            outcome["cancelled"] = time.perf_counter()
+
+    th = threading.Thread(target=work)
+    th.start()
+    th.join(120)
+    assert not th.is_alive()
+    assert "t" in fired, f"phase {phase!r} never reported"
+    assert "cancelled" in outcome and "plan" not in outcome
+    assert outcome["cancelled"] - fired["t"] < 5.0
+
+
+def test_cancel_while_the_deadline_is_cpu_time_still_stops():
+    sc = _fat_tree(16, 200)
+    token = CancelToken()
+    threading.Timer(1.0, token.cancel).start()
+    t0 = time.perf_counter()
+    with pytest.raises(Cancelled):
+        run_planner(get("aro"), sc, {"time_limit": 120, "limit_kind": "cpu"}, cancel=token)
+    assert time.perf_counter() - t0 < 30.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("limit", [0.2, 5.0])
+def test_incumbent_never_worse_than_the_warm_start(seed, limit, make_leaf_spine):
+    sc = make_leaf_spine(seed, leaves=5, spines=3, hosts=4, jobs=2, tasks=2, workers=6, pipelines=2)
+    aro = evaluate(sc, run_planner(get("aro"), sc, {"time_limit": limit, "seed": seed}))
+    assert aro.feasible
+    for name in ("random", "aggtree"):
+        ev = evaluate(sc, run_planner(get(name), sc, {"seed": seed}))
+        if ev.feasible:
+            assert aro.objective >= ev.objective - 1e-9, name
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("limit", [0.1, 30.0])
+def test_bound_never_below_the_brute_force_optimum(seed, limit, make_leaf_spine, brute):
+    kwargs = [
+        {},
+        {"tasks": 2, "workers": 3},
+        {"leaves": 4, "jobs": 2, "tasks": 2, "workers": 2},
+    ][seed % 3]
+    sc = make_leaf_spine(seed, **kwargs)
+    best = brute(sc)
+    plan = run_planner(get("aro"), sc, {"time_limit": limit})
+    ev = evaluate(sc, plan)
+    assert ev.feasible and ev.objective <= best + 1e-9
+    if plan.bound is not None:
+        assert plan.bound >= best * (1 - 1e-9) - 1e-9
+    if plan.planner.status == "optimal":
+        assert ev.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("fan_in", [2, 3, 4])
+@pytest.mark.parametrize("name", ["aro", "aro-acc", "aro-raw"])
+def test_fan_in_is_a_constraint_of_the_model(seed, fan_in, name):
+    sc = leaf_spine(4, 2, 6, 100.0, 100.0)
+    mark_programmable(sc, None, tiers=None, pipelines=2, seed=seed)
+    place_jobs(sc, 1 + seed % 2, 1 + (seed // 2) % 2, 9, seed=seed)
+    for sw in sc.switches():
+        sw.max_fan_in = fan_in
+    sc.touch()
+    plan = run_planner(get(name), sc, {"time_limit": 20})
+    ev = evaluate(sc, plan)
+    assert ev.feasible, (ev.errors, ev.violations[:3])
+    counts = _fan_in_counts(sc, plan)
+    assert counts and max(counts.values()) <= fan_in
+    # without the limit the same scenario merges more flows somewhere (the limit binds)
+    for sw in sc.switches():
+        sw.max_fan_in = None
+    sc.touch()
+    free = run_planner(get(name), sc, {"time_limit": 20})
+    assert max(_fan_in_counts(sc, free).values()) > fan_in or evaluate(sc, free).objective >= ev.objective
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_respects_fan_in(seed, make_leaf_spine):
+    sc = make_leaf_spine(seed, leaves=3, spines=2, hosts=4, workers=9, share=1.0, capacities=(100.0,),
+                         background=False)
+    for sw in sc.switches():
+        sw.max_fan_in = 2
+    sc.touch()
+    (t,) = sc.tasks()
+    workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
+    g = build_task_graph(sc, t, workers, shortest_dag(sc, workers, t.ps))
+    flows = greedy_flows(sc, [g], [1.0])
+    assert flows is not None
+    for n in g.inps:
+        assert sum(flows[0].y.get(g.edge_key(k), 0) for k in g.in_edges.get(n, [])) <= 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_flows_from_routes_inverts_algorithm_1(seed, make_leaf_spine):
+    sc = make_leaf_spine(seed, leaves=4, spines=3, hosts=3, workers=8)
+    (t,) = sc.tasks()
+    workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
+    g = build_task_graph(sc, t, workers, shortest_dag(sc, workers, t.ps))
+    plan = run_planner(get("random"), sc, {"seed": seed})
+    flows = flows_from_routes(sc, g, plan.tasks[0].routes)
+    assert flows is not None
+    again = flows_from_routes(sc, g, generate_routes(g, flows))
+    assert again is not None and again.y == flows.y and again.x == flows.x
+
+
+def test_routes_on_fat_trees_are_up_down():
+    """CONTRACTS.md rule 6: ARO's unfolded graphs come from the shortest up-down DAG."""
+    sc = _fat_tree(8, 50)
+    plan = run_planner(get("aro"), sc, {"time_limit": 3})
+    tier = {s.id: sc.rank(s.id) for s in sc.switches()}
+    for tp in plan.tasks:
+        for r in tp.routes:
+            ranks = [tier[n] for n in r.path[1:-1]]
+            peak = ranks.index(max(ranks))
+            assert ranks[:peak + 1] == sorted(ranks[:peak + 1])
+            assert ranks[peak:] == sorted(ranks[peak:], reverse=True)
+    assert not [v for v in evaluate(sc, plan).violations if getattr(v, "kind", "") == "valley"]

@@ -1,0 +1,86 @@
+"""GRID and InArt at scale: the time limit covers every phase, cancel stops candidate generation,
+the repaired rounding is never worse than the ATP-style plan on the same routes, and the limit
+kind is recorded in the plan."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from inaplanner.errors import Cancelled
+from inaplanner.evaluate import evaluate
+from inaplanner.planners import get, run_planner
+from inaplanner.progress import Progress
+from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
+
+
+def _fat_tree(k: int, workers: int = 50):
+    sc = fat_tree(k)
+    mark_programmable(sc, 0.2, pipelines=4, seed=1)
+    place_jobs(sc, 2, 2, workers, seed=1)
+    return sc
+
+
+@pytest.fixture(scope="module")
+def ft24():
+    return _fat_tree(24)
+
+
+@pytest.mark.parametrize("name", ["grid", "inart"])
+def test_two_second_limit_on_k24_returns_a_valid_plan(ft24, name, breaks):
+    start = time.process_time()
+    plan = run_planner(get(name), ft24, {"time_limit": 2.0, "limit_kind": "cpu"})
+    used = time.process_time() - start
+    assert breaks(ft24, plan) == []
+    assert evaluate(ft24, plan).objective > 0
+    assert plan.planner.status in ("timeout", "heuristic", "optimal")
+    assert plan.planner.params["limit_kind"] == "cpu"  # the declared parameter, recorded
+    assert plan.planner.params["limit_used"] == "cpu 2 s"
+    if plan.planner.status == "timeout":
+        assert "time limit" in plan.planner.params["stopped"]
+    assert used < 2.0 + 30.0  # generous: the limit plus the fallback and the final evaluation
+
+
+def test_cancel_during_candidate_generation_stops_it():
+    sc = _fat_tree(32)
+    progress = Progress()
+    phases: list[str] = []
+
+    def listen(event) -> None:
+        if event.phase and (not phases or phases[-1] != event.phase):
+            phases.append(event.phase)
+        if event.phase == "candidates":
+            progress.token.cancel()
+
+    progress.subscribe(listen)
+    with pytest.raises(Cancelled):
+        run_planner(get("grid"), sc, {"time_limit": 600.0}, progress)
+    assert phases[-1] == "candidates"  # stopped there: no model was built or solved
+    assert "solve" not in phases
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repaired_rounding_never_worse_than_atp_on_same_routes(seed, clos):
+    sc = clos(seed, 4)
+    plan = run_planner(get("grid"), sc, {"rounds": 1, "seed": seed, "links": "ignore"})
+    ev = evaluate(sc, plan)
+    params = plan.planner.params
+    assert ev.objective >= params["rounded_objective"] - 1e-9
+    assert ev.objective >= params["fallback_objective"] - 1e-9
+    if "atp_same_routes_objective" in params:
+        assert ev.objective >= params["atp_same_routes_objective"] - 1e-9
+        assert ev.objective >= params["repaired_objective"] - 1e-9
+
+
+def test_repair_beats_the_papers_rounding_on_the_testbed(breaks):
+    """GRID testbed: the paper's rounding sends four raw flows over S1 - S3 (25 Gbps); the repair
+    moves workers until the links carry half the LP's rate (50 Gbps)."""
+    from inaplanner.topologies import grid_testbed
+
+    sc = grid_testbed()
+    plan = run_planner(get("grid"), sc, {})
+    assert plan.planner.params["rounded_objective"] == pytest.approx(25.0)
+    assert plan.planner.params["repaired_objective"] == pytest.approx(50.0)
+    assert evaluate(sc, plan).objective == pytest.approx(50.0)
+    assert breaks(sc, plan) == []
