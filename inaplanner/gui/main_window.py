@@ -120,6 +120,9 @@ class MainWindow(QMainWindow):
         self.history_dock = self.add_dock("History", self.undo_view)
         self.tabifyDockWidget(self.inspector_dock, self.jobs_dock)
         self.tabifyDockWidget(self.jobs_dock, self.history_dock)
+        from inaplanner.gui.canvas import hotlists
+
+        hotlists.install(self)  # the Links and Switches hot lists, tabbed with the above
         self.inspector_dock.raise_()
         self._overlay_label = QLabel("")
         self.statusBar().addPermanentWidget(self._overlay_label)
@@ -136,6 +139,7 @@ class MainWindow(QMainWindow):
         if plugins:
             self._install_plugins()
             self._arrange_docks()
+            self._build_run_bar()
 
     # ---- API used by the other GUI parts ---------------------------------------------------------
 
@@ -257,9 +261,24 @@ class MainWindow(QMainWindow):
         log.warning("GUI plug-in %s failed to install: %s", name, exc)
         self.status(f"{name} is unavailable: {exc}")
 
+    def _build_run_bar(self) -> None:
+        """Run, Cancel and the latest run's progress in a tool bar: always in view."""
+        ctrl = getattr(self, "planning", None)
+        if ctrl is None or not hasattr(ctrl, "run_action"):
+            return
+        from inaplanner.gui.planning.planner_panel import RunStrip
+
+        bar = QToolBar("Run", self)
+        bar.setObjectName("toolbar-run")
+        bar.addAction(ctrl.run_action)
+        bar.addAction(ctrl.cancel_action)
+        self.run_strip = RunStrip(ctrl.manager)
+        bar.addWidget(self.run_strip)
+        self.addToolBar(bar)
+
     def _arrange_docks(self) -> None:
         """Plug-in docks share one tab group per side, so the window fits a laptop screen."""
-        own = {self.inspector_dock, self.jobs_dock, self.history_dock}
+        own = {self.inspector_dock, self.jobs_dock, self.history_dock, self.links_dock, self.switches_dock}
         for area in (Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea,
                      Qt.DockWidgetArea.LeftDockWidgetArea):
             group = [d for d in self.findChildren(QDockWidget)
@@ -369,6 +388,15 @@ class MainWindow(QMainWindow):
                                    "Stop painting the plan's loads"))
         view.addAction(self.action("legend", "Show &Legend", self._set_legend, "Ctrl+Shift+K",
                                    "Show the overlay's colour legend", checkable=True))
+        view.addAction(self.action("next_task", "Focus &Next Task", lambda: self.canvas.step_task(1), "T",
+                                   "Show only the next task's aggregation tree, the rest dimmed (after the "
+                                   "last: all tasks)"))
+        view.addAction(self.action("previous_task", "Focus &Previous Task", lambda: self.canvas.step_task(-1),
+                                   "Shift+T", "Show only the previous task's aggregation tree"))
+        view.addAction(self.action("group_pods", "&Group Pods and Racks", self._set_grouping, "Ctrl+Shift+P",
+                                   "Draw the pods (racks) of a large network as boxes until zoomed in "
+                                   "(double-click a box to open it)", checkable=True))
+        self.actions_by_name["group_pods"].setChecked(True)
         self.actions_by_name["legend"].setChecked(True)
         self.actions_by_name["zoom_in"].setShortcuts([QKeySequence("Ctrl++"), QKeySequence("Ctrl+=")])
         self.actions_by_name["delete"].setShortcuts([QKeySequence("Del"), QKeySequence("Backspace")])
@@ -479,6 +507,10 @@ class MainWindow(QMainWindow):
     def _set_snap(self, on: bool) -> None:
         self.canvas.canvas_scene().snap_to_grid = bool(on)
 
+    def _set_grouping(self, on: bool) -> None:
+        self.canvas.canvas_scene().set_grouping(bool(on))
+        self.canvas.viewport().update()
+
     def _set_legend(self, on: bool) -> None:
         self.canvas.show_legend = bool(on)
         self.canvas.viewport().update()
@@ -510,6 +542,7 @@ class MainWindow(QMainWindow):
         """Put a generated scenario in place (undoable) and show all of it."""
         self.guard("Cannot generate", lambda: self.editor.replace(scenario, f"Generate {scenario.name}"))
         self.document.path = None
+        self.update_title()  # the title names the generated network, not the file before it
         self.canvas.fit()
 
     def _about(self) -> None:

@@ -9,8 +9,10 @@ worker -> switch -> worker is the INA sub-RTT and worker -> switch -> PS -> swit
   SwitchML's window is its memory slice (pool-based streaming: slot ``base + q mod size``). ATP and
   ESA start from 60 KB, the *initial* window of §5.1, and follow ATP's congestion control (AIMD):
   +1500 bytes per window of results (per RTT), halved at most once per RTT on a result that
-  crossed a switch egress queue longer than ``ecn_bytes`` (ECN) or on a loss signal of the job (a
-  worker's dupACK reminder, a PS timeout); no cap but the pool unless ``max_window_bytes`` is set.
+  crossed a switch egress queue longer than ``ecn_bytes`` (ECN) or on a timeout of the job (the
+  PS's reminder timer: ATP treats a timeout as a loss); no cap but the pool unless
+  ``max_window_bytes`` is set. (ESA's dupACK reminders recover split aggregations, not losses, and
+  do not touch the window.)
   The ``cap60`` window model (:data:`~inaplanner.memsched.workload.WINDOWS`) keeps the earlier
   model: capped at 60 KB, +1500 bytes per result, ECN only.
 * **Stragglers.** Before each tensor partition a worker waits a jitter U(0, ``jitter_s``) (§7.2.1,
@@ -377,7 +379,6 @@ class _Run:
         self.inc_w = cfg.window_increase_bytes / cfg.packet_bytes
         self.per_rtt = cfg.window_increase == "per-rtt"  # else per result
         self.loss_md = self.cc and cfg.loss_backoff
-        self.dupack_md = bool(cfg.extra.get("dupack_backoff", False))  # experiment only
         self.rtt = cfg.rtt_s
         self.j_cwnd = [self.init_w] * nj
         self.j_last_md = [-1.0] * nj
@@ -456,11 +457,10 @@ def _bind_queues(r: _Run) -> None:
     (heap, push, ctr, ps_free, psup_free, down_free, rem_tx, hop, ecn_s, tx, t_mark, p_tid, full,
      c, p_done, t_pid0, t_got, pbits, t_ack, t_left, j_rpk, t_exp, t_done, ones, tr, log, j_base,
      n_chunks, j_tid0, t_pkts, j_reminded, dupacks, ps_bits, ps_val, t_psopen, rto, j_cwnd,
-     j_last_md, rtt, loss_md, dupack_md) = r.get(
+     j_last_md, rtt) = r.get(
         "heap push ctr ps_free psup_free down_free rem_tx hop ecn_s tx t_mark p_tid full c p_done "
         "t_pid0 t_got pbits t_ack t_left j_rpk t_exp t_done ones tr log j_base n_chunks j_tid0 "
-        "t_pkts j_reminded dupacks ps_bits ps_val t_psopen rto j_cwnd j_last_md rtt loss_md "
-        "dupack_md")
+        "t_pkts j_reminded dupacks ps_bits ps_val t_psopen rto j_cwnd j_last_md rtt")
 
     def backoff(j: int, t: float) -> None:
         """ATP's multiplicative decrease on a loss signal of job j: halve its window, at most
@@ -563,8 +563,6 @@ def _bind_queues(r: _Run) -> None:
         if j_rpk[j] - (head - t_pid0[j_tid0[j]]) >= dupacks:
             j_reminded[j] = head
             push(heap, (t + hop, next(ctr), _WREM, head, 0, 0))
-            if loss_md and dupack_md:  # a result missing: a loss to the congestion control
-                backoff(j, t)
 
     def open_entry(t: float, pid: int, tid: int) -> None:
         """The PS opens an entry for packet ``pid`` and starts its reminder timer (§6)."""

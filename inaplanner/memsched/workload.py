@@ -105,9 +105,9 @@ class SimConfig:
       Additive increase of ``window_increase_bytes`` (one 1500-byte MTU) per window of results,
       i.e. per RTT (``window_increase="per-rtt"``; ``"per-result"`` adds it for every result);
       multiplicative decrease, at most once per RTT, on a result that crossed a switch egress queue
-      above ``ecn_bytes`` (ECN) and, with ``loss_backoff``, on the simulator's loss signals: a
-      worker's dupACK reminder or a PS timeout for the job (ATP halves on loss, detected by
-      timeout). ``max_window_bytes`` caps it (None: only the pool), so line rate is reachable:
+      above ``ecn_bytes`` (ECN) and, with ``loss_backoff``, on a timeout of the job (the PS's
+      reminder timer; ATP detects loss by timeout and halves). ``max_window_bytes`` caps it
+      (None: only the pool), so line rate is reachable:
       60 KB over a 10 us RTT carries only ~48 Gbps. :data:`WINDOWS` names the default (``atp``)
       and the old model (``cap60``: capped at 60 KB, +1500 B per result, ECN only).
       ``window_mode`` ``in-order`` slides on the first missing result (§5.1); ``outstanding``
@@ -216,8 +216,8 @@ WINDOWS: dict[str, dict[str, object]] = {
     "cap60": {"max_window_bytes": 60_000, "window_increase": "per-result", "loss_backoff": False},
 }
 WINDOW_HELP = {
-    "atp": "ESA §5.1: 60 KB initial window, ATP's AIMD (+1 MTU per RTT; halved on ECN, a "
-           "dupACK reminder or a timeout), no cap (default)",
+    "atp": "ESA §5.1: 60 KB initial window, ATP's AIMD (+1 MTU per RTT; halved on ECN or a "
+           "timeout), no cap (default)",
     "cap60": "the window capped at 60 KB (+1500 B per result, halved on ECN only)",
 }
 

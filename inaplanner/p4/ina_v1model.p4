@@ -28,8 +28,9 @@
  * 8-bit epoch that is stored with the occupant; a slot whose epoch differs from the entry's is
  * free. Changing a task's aggregation (range, fan-in) changes its epoch, which frees its slots.
  *
- * Build (see README.md):  p4c --target bmv2 --arch v1model --p4runtime-files ina.p4info.txtpb \
- *                             -o build ina_v1model.p4
+ * Build (see README.md):  p4c-bm2-ss --arch v1model -o build/ina_v1model.json \
+ *                             --p4runtime-files build/ina_v1model.p4info.txtpb ina_v1model.p4
+ * (the .txtpb suffix needs p4c >= 1.2.4.8; older releases: add --p4runtime-format text)
  */
 #include <core.p4>
 #include <v1model.p4>

@@ -31,6 +31,7 @@ class Deadline:
         self.seconds = seconds
         self._clock = time.process_time if kind == "cpu" else time.perf_counter
         self._start = self._clock()
+        self._wall_start = time.perf_counter()
         self._seen = (time.perf_counter(), 0.0)  # (wall time of the last CPU clock read, elapsed)
 
     @classmethod
@@ -80,6 +81,14 @@ class Deadline:
             raise OutOfTime(f"the {self.kind} time limit of {self.seconds:g} s ran out")
 
     def solver_seconds(self, floor: float = 0.05) -> float:
-        """Seconds to hand a solver: what is left, at least ``floor`` (a solver needs a moment to
-        return what it has)."""
-        return max(self.remaining(), floor)
+        """Seconds to hand a solver, whose own limit counts wall-clock time: what is left, at
+        least ``floor`` (a solver needs a moment to return what it has). For a CPU limit the CPU
+        seconds left are scaled by this run's wall/CPU ratio so far, so that a loaded machine
+        does not cut the solve short of its CPU budget."""
+        left = self.remaining()
+        if self.kind == "cpu" and left != float("inf"):
+            cpu = self.elapsed()
+            wall = time.perf_counter() - self._wall_start
+            if cpu > 0.05:
+                left *= max(1.0, min(wall / cpu, 20.0))
+        return max(left, floor)

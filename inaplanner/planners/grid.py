@@ -283,6 +283,7 @@ def solve_gria(
     (ECMP-spread) paths. Otherwise the first optimum is already link-feasible on those paths and
     both re-solves were measured to return the same plans (see the README's scale table)."""
     deadline = deadline or Deadline(time_limit)
+    started = deadline.elapsed()
     prob = pulp.LpProblem("gria", pulp.LpMaximize)
     cat = pulp.LpBinary if integer else pulp.LpContinuous
     x: dict[tuple[Task, int, str], Any] = {}
@@ -357,6 +358,10 @@ def solve_gria(
         objective = z + MU * pulp.lpSum(j.weight * thr[j.id] for j in jobs)
     prob += objective
     deadline.check(cancel)
+    built = deadline.elapsed() - started
+    if deadline.remaining() < built:  # handing the model over takes about as long as building it
+        raise OutOfTime("the GRIA LP could not be solved within the time limit (building it took "
+                        f"{built:.1f} s)")
     given = deadline.solver_seconds()
     res = solve(prob, time_limit=given, cancel=cancel)
     if res.objective is None or res.status == "infeasible":
@@ -1017,7 +1022,7 @@ class GridPlanner:
                     else:
                         hi = theta
                     report(progress, 0.85 + 0.15 * (it + 1) / REPAIR_STEPS,
-                           f"repair {it + 1}: best {best[1]:.6g}", incumbent=best[1])
+                           f"step {it + 1}: best {best[1]:.6g}", incumbent=best[1])
                 extra["repaired_objective"] = repaired if repaired is not None else rounded[1]
                 extra["repair_moves"] = moves_total
         except OutOfTime as exc:
@@ -1040,7 +1045,7 @@ class GridPlanner:
         if cut:
             info.params["stopped"] = cut
         plan.planner = info
-        report(progress, 1.0, f"done: {objective:.6g}", phase="done", incumbent=objective, bound=bound)
+        report(progress, 1.0, f"best {objective:.6g}", phase="done", incumbent=objective, bound=bound)
         return plan
 
 
@@ -1062,8 +1067,20 @@ def authors_rgria(sc: Scenario, seed: int = 0, time_limit: float | None = None,
     assignment = capped_rounding(sc, cands, sol, rng)
     layouts, _ = build_layouts(sc, cands, assignment, rng)
     routes = {t: lay.routes() for t, lay in layouts.items()}
-    plan, ev = finish_plan(sc, routes, lp_split(sc, sol.task_rate), PlannerInfo("grid-authors"), sol.bound)
-    return plan, ev.objective
+    split = lp_split(sc, sol.task_rate)
+    try:
+        plan, ev = finish_plan(sc, routes, split, PlannerInfo("grid-authors"), sol.bound)
+        return plan, ev.objective
+    except PlanError:  # valley paths (rule 6): the rates the links allow, the plan stays invalid
+        from inaplanner.evaluate import evaluate, max_min_rates
+        from inaplanner.model import TaskPlan
+
+        plan = Plan("", PlannerInfo("grid-authors", status="heuristic"),
+                    [TaskPlan(t.job, t.ps, 0.0, routes[t]) for t in sc.tasks()], bound=sol.bound)
+        rates = max_min_rates(sc, plan)
+        for tp in plan.tasks:
+            tp.rate = rates[(tp.job, tp.ps)]
+        return plan, evaluate(sc, plan).objective
 
 
 def aro_eval_allowed(paths: Paths) -> Callable[[str, str, str], bool]:

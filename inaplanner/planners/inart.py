@@ -72,6 +72,10 @@ from inaplanner.planners.rounding import draw
 from inaplanner.planners.solver import CancelToken, new_variable, solve
 
 
+class ModelTooLarge(OutOfTime):  # noqa: N818 - same signal as OutOfTime: return the best plan so far
+    """The R-InArt LP would not fit in memory: the planner returns its fallback plan."""
+
+
 class _Vars:
     def __init__(self, prob: pulp.LpProblem) -> None:
         self.prob = prob
@@ -201,8 +205,9 @@ class Eq5:
 
     def __init__(self, sc: Scenario, split: dict[Task, float], paths: PathSets,
                  max_detour: int | None = None, deadline: Deadline | None = None,
-                 cancel: CancelToken | None = None) -> None:
+                 cancel: CancelToken | None = None, max_vars: int = 250_000) -> None:
         self.sc = sc
+        self.max_vars = max_vars
         self.deadline = deadline
         self.cancel = cancel
         self.max_detour = max_detour
@@ -239,6 +244,9 @@ class Eq5:
             for wi, w in enumerate(job.workers):
                 if self.deadline is not None and wi % 4 == 0:
                     self.deadline.check(self.cancel)
+                if var.count > self.max_vars:
+                    raise ModelTooLarge(f"the R-InArt LP (Eq. 5) would exceed {self.max_vars} path "
+                                        "variables (memory); the ATP-style plan is returned")
                 parts = []
                 direct = self.paths.get(w, task.ps)
                 if not direct:
@@ -417,6 +425,7 @@ class InArtPlanner:
         res = None
         bound: float | None = None
         cut = ""
+        too_large = False
         try:
             report(progress, 0.06, "model split", phase="split")
             if not self.equal:
@@ -428,8 +437,13 @@ class InArtPlanner:
             deadline.check(cancel)
             report(progress, 0.1, "candidate paths and LP (Eq. 5)", phase="model")
             paths = PathSets(sc, int(params["k"]), pf)
+            started = deadline.elapsed()
             lp = Eq5(sc, split, paths, deadline=deadline, cancel=cancel)
             deadline.check(cancel)
+            built = deadline.elapsed() - started
+            if deadline.remaining() < built:  # the hand-over to the solver takes about as long
+                raise OutOfTime("the R-InArt LP (Eq. 5) could not be solved within the time limit "
+                                f"(building it took {built:.1f} s)")
             report(progress, 0.3, "solving the LP (Eq. 5)", phase="solve")
             res = lp.solve(deadline.solver_seconds(), cancel)
             bound = float(res.objective) if res.status == "optimal" else res.bound
@@ -449,6 +463,7 @@ class InArtPlanner:
                     break
         except OutOfTime as exc:
             cut = str(exc)
+            too_large = isinstance(exc, ModelTooLarge)
         plan, objective, repairs = best
         plan.bound = bound
         plan.planner = PlannerInfo(
@@ -464,9 +479,10 @@ class InArtPlanner:
                 **({"stopped": cut} if cut else {}),
             },
             solver=res.solver if res is not None else "",
-            status="timeout" if cut else status_for(objective, bound, res.status if res else "timeout"),
+            status=("heuristic" if too_large else "timeout") if cut
+            else status_for(objective, bound, res.status if res else "timeout"),
         )
-        report(progress, 1.0, f"done: {objective:.6g}", phase="done", incumbent=objective, bound=bound)
+        report(progress, 1.0, f"best {objective:.6g}", phase="done", incumbent=objective, bound=bound)
         return plan
 
 

@@ -30,6 +30,7 @@ from inaplanner.views.overlay import (
     Overlay,
     SwitchOverlay,
     colour_class,
+    legend_entries,
     width_for,
 )
 
@@ -59,6 +60,10 @@ class CriticalSwitch(SwitchOverlay):
         return "-" if self.lost is None else pct(self.lost, 0)
 
     @property
+    def pipelines_label(self) -> str:  # the canvas badge reads "<label>  <pipelines_label>"
+        return "cuts a job off" if self.violated else "lost"
+
+    @property
     def tooltip(self) -> str:
         if self.lost is None:
             return f"switch {self.id}: not failed in this sweep"
@@ -83,6 +88,25 @@ class CriticalityOverlay(Overlay):
         if self.lost is None or np.isnan(self.lost[index]):
             return ""
         return pct(float(self.lost[index]), 0)
+
+    def legend(self) -> list[tuple[str, str]]:
+        """The load legend's colours, in the words of criticality."""
+        rows = []
+        for colour, text in legend_entries():
+            if text == "no load":
+                text = "nothing lost (or not failed)"
+            elif text.endswith("% of capacity"):
+                text = text.replace("of capacity", "of the objective lost")
+            else:
+                text = "a job cut off (training stops)"
+            rows.append((colour, text))
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        cut = int(self.link_violated.sum()) + sum(1 for s in self.switches.values() if s.violated)
+        return {"title": self.title + (f"; {cut} elements cut a job off" if cut else ""),
+                "objective": self.objective, "feasible": True, "violated_links": 0,
+                "violated_switches": 0}
 
 
 def losses(rows: list[dict[str, Any]], planner: str) -> dict[str, tuple[float, str]]:

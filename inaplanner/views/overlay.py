@@ -180,6 +180,17 @@ class SwitchOverlay:
     pipelines_used: tuple[int, ...]
     pipelines: int
     violated: bool
+    fan_in_used: int = 0  # the largest fan-in of an aggregate here
+    max_fan_in: int | None = None
+
+    @property
+    def utilisation(self) -> float:
+        """Aggregation load / capacity (0 at line rate: no capacity of its own)."""
+        if self.capacity is None:
+            return 0.0
+        if self.capacity <= 0:
+            return math.inf if self.load > 0 else 0.0
+        return self.load / self.capacity
 
     @property
     def label(self) -> str:
@@ -397,6 +408,8 @@ def overlay_from_evaluation(ev: Any, task_filter: str | None = None, title: str 
             pipelines_used=tuple(int(p) for p in row["pipelines_used"]),
             pipelines=int(row["pipelines"]),
             violated=row["switch"] in switch_bad,
+            fan_in_used=int(row.get("fan_in_used", 0) or 0),
+            max_fan_in=None if row.get("max_fan_in") is None else int(row["max_fan_in"]),
         )
     # non-programmable switches never aggregate; the evaluator may still list a violation for them
     for sid in switch_bad - set(switches):

@@ -326,3 +326,15 @@ def test_third_ctrl_c_aborts_and_says_where_each_switch_is(bed, capsys):
     assert "deploy --recover" in line
     _refused_then_recovered(bed, "old", capsys)
     bed.assert_one_plan("A")
+
+
+def test_recover_without_a_journal_and_deploy_without_a_plan_are_one_line(bed, capsys):
+    code = main(["deploy", "--recover", "--testbed", str(bed.tb_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "nothing to recover" in err
+    code = main(["deploy", "--testbed", str(bed.tb_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "give PLAN (or --recover" in err
+    bed.deploy_in_process("A")  # a clean end leaves no journal behind
+    assert not journal_path(bed.tb_path).exists()
+    bed.assert_one_plan("A")

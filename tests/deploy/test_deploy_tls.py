@@ -12,6 +12,7 @@ import pytest
 from inaplanner.deploy.deployer import DeployOptions, deploy
 from inaplanner.deploy.emulated import start_emulated_testbed
 from inaplanner.deploy.p4rt import P4RTError, P4RTSession
+from inaplanner.emulator.pki import make_pki
 from inaplanner.emulator.target import ServerTLS
 from inaplanner.errors import ValidationError
 from inaplanner.monitor.poller import Poller
@@ -23,7 +24,6 @@ from inaplanner.testbed.inventory import (
     load_inventory,
     parse_inventory,
 )
-from tests.deploy.pki import make_pki
 from tests.deploy.test_deploy_cli import small_case
 
 
@@ -208,3 +208,42 @@ def test_unreadable_certificate_files_are_named(tmp_path, pki):
         _with_tls(inv, TLSSettings(True, tmp_path / "junk.pem"))
         report = deploy(sc, plan, inv)
         assert not report.ok and "is not a PEM file" in report.error
+
+
+def test_emulate_with_tls_from_the_command_line(tmp_path, capsys):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from inaplanner.cli import main
+    from inaplanner.io.native import save_plan, save_scenario
+
+    sc, plan = small_case()
+    save_scenario(sc, tmp_path / "sc.json")
+    save_plan(plan, tmp_path / "plan.json")
+    tb = tmp_path / "tb.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(tmp_path / "sc.json"),
+         "-o", str(tb), "--tls-dir", str(tmp_path / "pki")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        for line in proc.stdout:
+            if line.startswith("running"):
+                break
+        inv = load_inventory(tb)
+        tls = inv.switches["L1"].tls
+        assert tls.enabled and tls.client_cert == tmp_path / "pki" / "client.pem"
+        assert (tmp_path / "pki" / "client.key").stat().st_mode & 0o077 == 0
+        assert main(["deploy", str(tmp_path / "plan.json"), "--testbed", str(tb), "-q"]) == 0
+        assert "switch L1: deployed" in capsys.readouterr().out
+        _with_tls(inv, TLSSettings(False))  # the emulators speak TLS only
+        assert not deploy(sc, plan, inv).ok
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            assert proc.wait(60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()

@@ -104,8 +104,19 @@ def test_canvas_paints_a_loaded_and_a_violated_link(window, small, hand_plan, qt
     window.canvas.resetTransform()
     window.canvas.centerOn(window.canvas.link_item(small.link_index("L2", "S1")).line().center())
     window.canvas.viewport().grab()
-    assert window.canvas.canvas_scene().label_layer.drawn > 0
-    assert window.canvas.canvas_scene().flow_layer.segment_count() == len(window.canvas.overlay.segments)
+    scene = window.canvas.canvas_scene()
+    assert scene.label_layer.drawn > 0
+    # all tasks: no flow drawn, the links carry flow counts; a focused task: its flows drawn
+    assert scene.flow_layer.segment_count() == 0
+    assert loaded.label_text() == "60/100"
+    window.canvas.set_task_filter("job0/H1")
+    assert scene.flow_layer.segment_count() == len(window.canvas.overlay.segments.of_task(0)) > 0
+    window.canvas.viewport().grab()
+    # no label is drawn over another
+    boxes = scene.label_layer.boxes
+    assert boxes and not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                             for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert "over capacity" in window.canvas.legend_bar.texts() and window.canvas.legend_bar.isVisible()
 
 
 def test_task_filter_and_stale_overlays(window, small, hand_plan):

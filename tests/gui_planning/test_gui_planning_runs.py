@@ -9,6 +9,7 @@ from inaplanner.gui.planning.workers import CANCELLED, FINISHED, QUEUED, RUNNING
 from inaplanner.model import Job
 from inaplanner.topologies import leaf_spine
 from inaplanner.views.execution import Throttle
+from inaplanner.views.overlay import colour_of
 from inaplanner.views.runs import relative_gap
 
 
@@ -17,8 +18,8 @@ def test_form_is_generated_from_declared_params(standalone):
     assert "test-tree" in panel.planners and "test-long-mip" in panel.planners
     panel.select_planner("test-tree")
     form = panel.form()
-    # the planner's own parameter, then the common ones (seed, time_limit)
-    assert list(form.editors) == ["delay", "avoid", "seed", "time_limit"]
+    # the planner's own parameter, then the common ones (seed, time_limit, limit_kind)
+    assert list(form.editors) == ["delay", "avoid", "seed", "time_limit", "limit_kind"]
     assert form.editors["delay"].maximum() == 60.0
     assert form.editors["delay"].toolTip() == "seconds of simulated work"
     assert form.editors["time_limit"].value() == 60.0
@@ -26,7 +27,8 @@ def test_form_is_generated_from_declared_params(standalone):
     request = panel.make_request()
     form.editors["avoid"].setText("S0")
     request = panel.make_request()
-    assert request.params == {"delay": 0.0, "avoid": "S0", "seed": 7, "time_limit": 60.0}
+    assert request.params == {"delay": 0.0, "avoid": "S0", "seed": 7, "time_limit": 60.0,
+                              "limit_kind": "wall"}
 
 
 def test_run_delivers_result_and_overlay(qtbot, standalone):
@@ -50,7 +52,7 @@ def test_run_delivers_result_and_overlay(qtbot, standalone):
     sc = ctrl.holder["sc"]
     ps_link = sc.link_index("PS", "L0")
     assert overlay.link(ps_link).label == "1/1"
-    assert overlay.link(ps_link).colour == "#f28c18"  # >= 80 % of capacity
+    assert overlay.link(ps_link).colour == colour_of(1.0)  # full: the dark end of the load ramp
     idle = sc.link_index("L0", "S1")
     assert overlay.link(idle).label == "0/1"
     assert overlay.switch("L1").label.startswith("0.667/")  # 2 flows x 1/3 merged at L1

@@ -9,6 +9,7 @@ from inaplanner.gui.main_window import MainWindow
 from inaplanner.io.native import load_plan, scenario_sha256, scenario_to_dict
 from inaplanner.model.document import ScenarioDocument
 from inaplanner.topologies import grid_fig1, leaf_spine, mark_programmable, place_jobs
+from inaplanner.views.overlay import colour_of
 from inaplanner.views.whatif import FailLink, FailSwitch
 
 
@@ -44,7 +45,7 @@ def test_run_from_the_menu_paints_the_canvas(qtbot, window):
     sc = window.scenario()
     item = window.canvas.link_item(sc.link_index("PS", "L0"))
     assert item.label_text() == "1/1"
-    assert item.colour() == "#f28c18"
+    assert item.colour() == colour_of(1.0)
     assert window.canvas.link_item(sc.link_index("L1", "S0")).label_text() == "0.333/1"
     ctrl.results_panel.clear_overlay_button.click()
     assert window.canvas.overlay is None

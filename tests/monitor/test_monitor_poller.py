@@ -234,3 +234,14 @@ def test_a_late_answer_is_tolerated_and_the_deadline_follows_latency(deployed):
     finally:
         delay["s"] = 0.0
         tb.handles["L1"].servicer.rpc_hook = None
+
+
+def test_the_command_line_names_reset_switches_with_the_redeploy_command():
+    import argparse
+
+    from inaplanner.cli.monitor import reset_line
+
+    args = argparse.Namespace(plan="plan.json", testbed="tb.toml", emulate=False)
+    assert reset_line(("L1", "S2"), args) == (
+        "reset (no pipeline; restarted blank): L1, S2; redeploy with: "
+        "inaplanner deploy plan.json --testbed tb.toml")

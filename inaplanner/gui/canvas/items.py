@@ -29,13 +29,16 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGrap
 
 from inaplanner.gui.canvas import geometry as geo
 from inaplanner.gui.theme import qcolor
-from inaplanner.views.overlay import COLOURS, width_for
+from inaplanner.views.overlay import COLOURS, colour_class, width_for
+from inaplanner.views.semantic import Occupancy, bundle_label
 
 if TYPE_CHECKING:
     from inaplanner.gui.protocols import SceneControl
 
 NODE_Z = 10.0
 LINK_Z = 0.0
+GROUP_Z = 0.5
+DIM_ALPHA = 60  # links and bundles off the focused task's tree
 FLOW_Z = 1.0
 LABEL_Z = 20.0
 FLOW_SPACING = 5.0  # scene units between parallel task flows
@@ -271,14 +274,24 @@ class LinkLayer(_Layer):
             colours = [ctl.colours.link]
         wkey = np.round(np.asarray(widths) * 2).astype(np.int64) if n else np.zeros(0, dtype=np.int64)
         key = cls * 100 + wkey
+        focus = getattr(ctl, "focus_links", None)
+        dim = len(colours)
+        if focus is not None and focus.shape[0] == n:
+            dimmed = QColor(ctl.colours.link)
+            dimmed.setAlpha(DIM_ALPHA)
+            colours = [*colours, dimmed]
+            key = np.where(focus, key, dim * 100 + 2)
         uniq, inverse = np.unique(key, return_inverse=True) if n else (np.zeros(0, dtype=np.int64), key)
         self._pens = [_cosmetic(colours[int(k) // 100], (int(k) % 100) / 2.0) for k in uniq]
         self.colour_key = inverse.reshape(-1)
-        order = np.argsort(uniq // 100, kind="stable")  # idle first, violated last (on top)
+        rank = np.where(uniq // 100 == dim, -1, uniq // 100)
+        order = np.argsort(rank, kind="stable")  # dimmed, idle first, violated last (on top)
+        visible = getattr(ctl, "link_visible", None)
+        shown = np.ones(n, dtype=bool) if visible is None or visible.shape[0] != n else visible
         buckets = []
         for b in order:
-            buckets.append((self._pens[int(b)], tiled_paths(seg[self.colour_key == b])))
-        sel = sorted(i for i in ctl.selected_links if i < n)
+            buckets.append((self._pens[int(b)], tiled_paths(seg[(self.colour_key == b) & shown])))
+        sel = sorted(i for i in ctl.selected_links if i < n and shown[i])
         if sel:
             width = max(self._pens[int(self.colour_key[i])].widthF() for i in sel) + 2.0
             buckets.append((_cosmetic(ctl.colours.link_selected, width), tiled_paths(seg[sel])))
@@ -319,9 +332,11 @@ class NodeDotsLayer(_Layer):
         names = sorted(set(colours), key=lambda c: c == ctl.colours.link_selected)  # selection on top
         code = {c: i for i, c in enumerate(names)}
         codes = np.fromiter((code[c] for c in colours), dtype=np.int64, count=len(colours))
+        st = getattr(ctl, "zstate", None)
+        shown = st.node_visible if st is not None and st.node_visible.shape[0] == len(colours) else None
         self._buckets = []
         for colour in names:
-            idx = np.flatnonzero(codes == code[colour])
+            idx = np.flatnonzero((codes == code[colour]) if shown is None else (codes == code[colour]) & shown)
             half = np.where(np.asarray(ctl.node_is_switch, dtype=bool)[idx], 16.0, 11.0)
             x, y = xy[idx, 0], xy[idx, 1]
             seg = np.column_stack([x - half, y, x + half, y])
@@ -343,8 +358,10 @@ class NodeDotsLayer(_Layer):
 
 
 class FlowLayer(_Layer):
-    """Per-task flows beside their links: solid where the data is aggregated, dashed where raw
-    (GRID Fig. 1 style), one colour per task, with direction arrows when zoomed in."""
+    """The focused task's flows beside their links: solid where the data is aggregated, dashed
+    where raw (GRID Fig. 1 style), in the task's colour, with direction arrows when zoomed in. With
+    all tasks shown no flow is drawn (the link labels count them): every task's flows at once are
+    unreadable beyond a toy network."""
 
     def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, FLOW_Z)
@@ -369,9 +386,15 @@ class FlowLayer(_Layer):
         self.dirty = False
         if ov is None or ov.link_count != ctl.link_segments.shape[0] or len(ov.segments) == 0:
             return
+        if ov.task_filter is None or ov.task_filter not in ov.tasks:
+            return
         seg_all = ctl.link_segments
+        visible = getattr(ctl, "link_visible", None)
         for slot, ti in enumerate(ov.visible_tasks()):
             part = ov.segments.of_task(ti)
+            if visible is not None and visible.shape[0] == seg_all.shape[0]:
+                keep = visible[part.link]
+                part = type(part)(part.task[keep], part.link[keep], part.direction[keep], part.aggregated[keep])
             if len(part) == 0:
                 continue
             base = seg_all[part.link]
@@ -430,9 +453,108 @@ class FlowLayer(_Layer):
         painter.restore()
 
 
+class GroupLayer(_Layer):
+    """Semantic zoom: closed pods (racks, planes) as boxes with one block per rack, open ones as a
+    light frame, and the links between closed groups as bundles coloured by their worst link."""
+
+    def __init__(self, ctl: SceneControl) -> None:
+        super().__init__(ctl, GROUP_Z)
+        self._bundles: list[tuple[QPen, list[Tile]]] = []
+        self.bundle_colour: list[str] = []  # per bundle, as painted (tests read it)
+        self.dirty = True
+
+    def invalidate(self) -> None:
+        self.dirty = True
+        self.update()
+
+    def rebuild(self) -> None:
+        ctl = self._ctl
+        st = getattr(ctl, "zstate", None)
+        z = getattr(ctl, "zoom", None)
+        self._bundles = []
+        self.bundle_colour = []
+        self.dirty = False
+        if st is None or z is None or st.bundle_count == 0:
+            return
+        ov = ctl.overlay
+        count = np.array([len(x) for x in st.bundle_links], dtype=float)
+        width = np.clip(1.0 + np.round(np.log2(np.maximum(count, 1.0))) / 2.0, 1.0, 5.0)
+        if ov is not None and ov.link_count == ctl.link_segments.shape[0]:
+            mx, _mean = z.bundle_util(st, ov.link_util)
+            bad = np.zeros(st.bundle_count, dtype=bool)
+            m = st.bundle_of_link >= 0
+            np.logical_or.at(bad, st.bundle_of_link[m], ov.link_violated[m])
+            cls = colour_class(mx, bad)
+            colours: list = list(COLOURS)
+        else:
+            cls = np.zeros(st.bundle_count, dtype=np.int64)
+            colours = [ctl.colours.link]
+        focus = getattr(ctl, "focus_links", None)
+        dim = len(colours)
+        if focus is not None:
+            on = np.zeros(st.bundle_count, dtype=bool)
+            m = st.bundle_of_link >= 0
+            np.logical_or.at(on, st.bundle_of_link[m], focus[m])
+            dimmed = QColor(ctl.colours.link)
+            dimmed.setAlpha(DIM_ALPHA)
+            colours = [*colours, dimmed]
+            cls = np.where(on, cls, dim)
+        self.bundle_colour = [QColor(colours[int(c)]).name() for c in cls]
+        key = cls * 100 + np.round(width * 2).astype(np.int64)
+        uniq = np.unique(key)
+        rank = np.where(uniq // 100 == dim, -1, uniq // 100)
+        for k in uniq[np.argsort(rank, kind="stable")]:
+            pen = _cosmetic(colours[int(k) // 100], (int(k) % 100) / 2.0)
+            self._bundles.append((pen, tiled_paths(st.bundle_xy[key == k])))
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        ctl = self._ctl
+        st = getattr(ctl, "zstate", None)
+        z = getattr(ctl, "zoom", None)
+        if st is None or z is None:
+            return
+        if self.dirty:
+            self.rebuild()
+        scale = painter.worldTransform().m11()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        draw_tiles(painter, self._bundles, option.exposedRect, 8.0 / max(scale, 1e-9), scale)
+        c = ctl.colours
+        ov = ctl.overlay
+        inner = z.inner_util(ov.link_util) if ov is not None and ov.link_count == ctl.link_segments.shape[0] else None
+        exposed = option.exposedRect
+        fill = QColor(c.switch)
+        frame = _cosmetic(c.outline, 1.0, Qt.PenStyle.DashLine)
+        boxes = z.boxes
+        for gi in np.flatnonzero(z.collapsible).tolist():
+            x0, y0, x1, y1 = boxes[gi]
+            rect = QRectF(x0, y0, x1 - x0, y1 - y0)
+            if not _touches(rect, exposed):
+                continue
+            if st.open[gi]:
+                painter.setPen(frame)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(rect)
+                continue
+            outline = c.outline if inner is None else COLOURS[int(colour_class(np.array([inner[gi]]), np.array([False]))[0])]
+            painter.setPen(_cosmetic(outline, 2.5 if inner is not None else 1.2))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(rect, 6.0 / max(scale, 1e-9) if scale < 1 else 6.0, 6.0 / max(scale, 1e-9) if scale < 1 else 6.0)
+        # racks of closed pods: one block each
+        if z.rack_boxes.shape[0]:
+            closed = ~st.open[z.rack_group] & (z.kind[z.rack_group] == "pod")
+            if closed.any():
+                painter.setPen(_cosmetic(c.outline, 1.0))
+                painter.setBrush(QColor(c.host))
+                for x0, y0, x1, y1 in z.rack_boxes[closed].tolist():
+                    r = QRectF(x0, y0, x1 - x0, y1 - y0)
+                    if _touches(r, exposed):
+                        painter.drawRect(r)
+
+
 class LabelLayer(_Layer):
-    """Text drawn at a constant pixel size: node names, switch aggregation figures, link
-    ``load/capacity`` labels and port numbers, as the level of detail allows."""
+    """Text drawn at a constant pixel size: group and bundle labels, switch aggregation badges,
+    node names, link ``load/capacity`` labels and port numbers, as the level of detail allows and
+    only where they fit: a label overlapping one drawn before it (higher priority) is dropped."""
 
     def __init__(self, ctl: SceneControl) -> None:
         super().__init__(ctl, LABEL_Z)
@@ -443,6 +565,8 @@ class LabelLayer(_Layer):
         self.small = QFont(self.font)
         self.small.setPointSizeF(6.5)
         self.drawn = 0  # labels drawn by the last paint (tests and the benchmark read it)
+        self.dropped = 0  # labels left out because they would overlap another
+        self.boxes: list[tuple[float, float, float, float]] = []  # pixel rectangles drawn (tests)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         ctl = self._ctl
@@ -450,7 +574,9 @@ class LabelLayer(_Layer):
         scale = tr.m11()
         lod = geo.lod_level(scale)
         self.drawn = 0
-        if lod == "far" or not ctl.node_ids:
+        self.dropped = 0
+        self.boxes = []
+        if not ctl.node_ids:
             return
         exposed = option.exposedRect
         rect = (exposed.left(), exposed.top(), exposed.width(), exposed.height())
@@ -460,79 +586,171 @@ class LabelLayer(_Layer):
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         painter.setFont(self.font)
         fm = QFontMetricsF(self.font)
-        budget = geo.MAX_LABELS
+        fmb = QFontMetricsF(self.bold)
+        occ = Occupancy()
+        background = qcolor(colours.label_background)
+
+        def place(box: QRectF) -> bool:
+            if occ.place(box.left(), box.top(), box.right(), box.bottom()):
+                self.drawn += 1
+                self.boxes.append((box.left(), box.top(), box.right(), box.bottom()))
+                return True
+            self.dropped += 1
+            return False
+
         xy = ctl.node_xy
         ov = ctl.overlay
-        # node names: switches always, hosts when zoomed in (or few on screen)
-        idx = geo.pick_labels(xy[:, 0], xy[:, 1], rect, budget)
-        if lod == "mid" and idx.size > 200:
-            is_switch = np.asarray(ctl.node_is_switch, dtype=bool)
-            idx = idx[is_switch[idx]]
-        painter.setPen(QColor(colours.label))
-        ascent = fm.ascent() / 2
-        for i in idx.tolist():
-            nid = ctl.node_ids[i]
-            p = tr.map(QPointF(xy[i, 0], xy[i, 1]))
-            dy = (30.0 if ctl.node_is_switch[i] else 20.0) * min(scale, 1.5)
-            painter.drawText(QPointF(p.x() - fm.horizontalAdvance(nid) / 2, p.y() + max(dy, 10.0) + ascent), nid)
-            self.drawn += 1
-        budget -= self.drawn
-        # switch aggregation figures from the overlay
-        if ov is not None and ov.switches and budget > 0:
-            ids = [s for s in ov.switches if s in ctl.node_index]
+        st = getattr(ctl, "zstate", None)
+        z = getattr(ctl, "zoom", None)
+        visible = st.node_visible if st is not None else None
+        # 1. group boxes: their names where the box is wide enough
+        if z is not None and st is not None:
+            painter.setFont(self.bold)
+            for gi in np.flatnonzero(z.collapsible).tolist():
+                x0, y0, x1, y1 = z.boxes[gi]
+                a, b = tr.map(QPointF(x0, y0)), tr.map(QPointF(x1, y1))
+                text = z.group_ids[gi]
+                w = fmb.horizontalAdvance(text)
+                if b.x() - a.x() < w + 4:
+                    continue
+                if st.open[gi]:
+                    box = QRectF(a.x() + 2, a.y() - fmb.height() - 1, w + 4, fmb.height())
+                else:
+                    box = QRectF((a.x() + b.x()) / 2 - w / 2 - 2, a.y() + 3, w + 4, fmb.height())
+                if place(box):
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.setBrush(background)
+                    painter.drawRect(box)
+                    painter.setPen(QColor(colours.label))
+                    painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+            painter.setFont(self.font)
+            # bundle labels (max / mean), worst first
+            if ov is not None and ov.link_count == ctl.link_segments.shape[0] and st.bundle_count:
+                mx, mean = z.bundle_util(st, ov.link_util)
+                bxy = st.bundle_xy
+                mid_x = bxy[:, 0] + 0.35 * (bxy[:, 2] - bxy[:, 0])
+                mid_y = bxy[:, 1] + 0.35 * (bxy[:, 3] - bxy[:, 1])
+                pick = geo.pick_labels(mid_x, mid_y, rect, 400)
+                pick = pick[np.argsort(-mx[pick], kind="stable")]
+                fl = getattr(ctl, "focus_links", None)
+                if fl is not None:  # a focused task: only the bundles its flows use
+                    on = np.zeros(st.bundle_count, dtype=bool)
+                    m = st.bundle_of_link >= 0
+                    np.logical_or.at(on, st.bundle_of_link[m], fl[m])
+                    pick = pick[on[pick]]
+                for b in pick.tolist():
+                    if mx[b] <= 0:
+                        continue
+                    text = bundle_label(float(mx[b]), float(mean[b]), len(st.bundle_links[b]))
+                    p = tr.map(QPointF(mid_x[b], mid_y[b]))
+                    w = fm.horizontalAdvance(text)
+                    box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
+                    if place(box):
+                        painter.setPen(Qt.PenStyle.NoPen)
+                        painter.setBrush(background)
+                        painter.drawRect(box)
+                        painter.setPen(QColor(colours.label))
+                        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+        if lod == "far":
+            painter.restore()
+            return
+        budget = geo.MAX_LABELS
+        focus_sw = getattr(ctl, "focus_switches", set())
+        focus_links = getattr(ctl, "focus_links", None)
+        # 2. switch aggregation badges from the overlay (with a focused task: its merge switches)
+        if ov is not None and ov.switches:
+            ids = [s for s in ov.switches if s in ctl.node_index and (focus_links is None or s in focus_sw)]
             k = np.fromiter((ctl.node_index[s] for s in ids), dtype=np.int64, count=len(ids))
+            if visible is not None and k.size:
+                keep = visible[k]
+                ids = [s for s, ok in zip(ids, keep.tolist(), strict=True) if ok]
+                k = k[keep]
             inside = geo.pick_labels(xy[k, 0], xy[k, 1], rect, budget) if k.size else k
             painter.setFont(self.bold)
-            fmb = QFontMetricsF(self.bold)
             for j in inside.tolist():
                 so = ov.switches[ids[j]]
                 p = tr.map(QPointF(xy[k[j], 0], xy[k[j], 1]))
                 text = f"{so.label}  {so.pipelines_label}"
                 w = fmb.horizontalAdvance(text)
                 box = QRectF(p.x() - w / 2 - 3, p.y() - 12 * min(scale, 1.5) - fmb.height() - 6, w + 6, fmb.height() + 2)
+                if not place(box):
+                    continue
                 painter.setBrush(qcolor(colours.label_background))
                 painter.setPen(QPen(QColor(so.colour), 1.5))
                 painter.drawRoundedRect(box, 3, 3)
                 painter.setPen(QColor(so.colour if so.violated else colours.label))
                 painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-                self.drawn += 1
-                budget -= 1
             painter.setFont(self.font)
-        # link labels: load/capacity with an overlay; zoomed out only the loaded ones, if few
+        # 3. node names: switches first, then hosts
+        idx = geo.pick_labels(xy[:, 0], xy[:, 1], rect, budget)
+        if visible is not None:
+            idx = idx[visible[idx]]
+        is_switch = np.asarray(ctl.node_is_switch, dtype=bool)
+        if lod == "mid" and idx.size > 200:
+            idx = idx[is_switch[idx]]
+        idx = np.concatenate([idx[is_switch[idx]], idx[~is_switch[idx]]]) if idx.size else idx
+        painter.setPen(QColor(colours.label))
+        ascent = fm.ascent()
+        for i in idx.tolist():
+            nid = ctl.node_ids[i]
+            p = tr.map(QPointF(xy[i, 0], xy[i, 1]))
+            dy = max((20.0 if ctl.node_is_switch[i] else 12.0) * min(scale, 1.5), 8.0)
+            w = fm.horizontalAdvance(nid)
+            box = QRectF(p.x() - w / 2, p.y() + dy, w, fm.height())
+            if place(box):
+                painter.drawText(QPointF(box.left(), box.top() + ascent), nid)
+        # 4. link labels: load/capacity (and flow count with all tasks shown), busiest first
         seg = ctl.link_segments
-        if ov is not None and ov.link_count == seg.shape[0] and seg.shape[0] and budget > 0:
+        if ov is not None and ov.link_count == seg.shape[0] and seg.shape[0]:
             mx = (seg[:, 0] + seg[:, 2]) / 2
             my = (seg[:, 1] + seg[:, 3]) / 2
             pick = geo.pick_labels(mx, my, rect, budget)
-            if lod != "near":  # zoomed out: the loaded links only, when few are on screen
-                pick = pick[ov.link_load[pick].max(axis=1) > 0] if pick.size <= 400 else pick[:0]
-            elif scale < 2.0:  # idle links get their "0/capacity" only when zoomed right in
-                pick = pick[ov.link_load[pick].max(axis=1) > 0]
-            background = qcolor(colours.label_background)
+            lv = getattr(ctl, "link_visible", None)
+            if lv is not None:
+                pick = pick[lv[pick]]
+            if focus_links is not None:
+                pick = pick[focus_links[pick]]
+            util = np.nan_to_num(ov.link_util[pick]).max(axis=1) if pick.size else np.zeros(0)
+            if lod != "near" or scale < 2.0:  # idle links get "0/capacity" only when zoomed right in
+                loaded = ov.link_load[pick].max(axis=1) > 0 if pick.size else np.zeros(0, dtype=bool)
+                pick, util = pick[loaded], util[loaded]
+            pick = pick[np.argsort(-util, kind="stable")]
+            all_tasks = ov.task_filter is None and bool(ov.tasks)
             for i in pick.tolist():
                 text = ov.link_label(i)
+                if all_tasks:
+                    n_flows = int(ov.link_flows[i].sum())
+                    if n_flows:
+                        text += f" · {n_flows} flow{'s' if n_flows != 1 else ''}"
                 p = tr.map(QPointF(mx[i], my[i]))
-                w = fm.horizontalAdvance(text)
+                violated = bool(ov.link_violated[i])
+                f = self.bold if violated else self.font
+                w = (fmb if violated else fm).horizontalAdvance(text)
                 box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
+                if not place(box):
+                    continue
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(background)
                 painter.drawRect(box)
-                violated = bool(ov.link_violated[i])
                 painter.setPen(QColor(COLOURS[int(ov.link_class[i])] if violated else colours.label))
-                painter.setFont(self.bold if violated else self.font)
+                painter.setFont(f)
                 painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-                self.drawn += 1
             painter.setFont(self.font)
-        # port numbers at switch ends, near zoom only
+        # 5. port numbers at switch ends, near zoom only
         if lod == "near" and seg.shape[0]:
             painter.setPen(QColor(colours.label))
             painter.setFont(self.small)
+            fms = QFontMetricsF(self.small)
             ends = ctl.port_labels()
             if ends.shape[0]:
                 pick = geo.pick_labels(ends[:, 0], ends[:, 1], rect, geo.MAX_LABELS)
                 for i in pick.tolist():
                     p = tr.map(QPointF(ends[i, 0], ends[i, 1]))
-                    painter.drawText(QPointF(p.x() - 3, p.y() + 3), str(int(ends[i, 2])))
+                    text = str(int(ends[i, 2]))
+                    w = fms.horizontalAdvance(text)
+                    box = QRectF(p.x() - w / 2, p.y() - fms.height() / 2, w, fms.height())
+                    if place(box):
+                        painter.drawText(QPointF(box.left(), box.top() + fms.ascent()), text)
         painter.restore()
 
 

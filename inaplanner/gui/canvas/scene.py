@@ -23,6 +23,7 @@ from inaplanner.errors import InaplannerError
 from inaplanner.gui.canvas import geometry as geo
 from inaplanner.gui.canvas.items import (
     FlowLayer,
+    GroupLayer,
     LabelLayer,
     LinkItem,
     LinkLayer,
@@ -33,6 +34,7 @@ from inaplanner.gui.theme import LIGHT, CanvasColours
 from inaplanner.model import Switch
 from inaplanner.model.document import DocEvent, ScenarioDocument
 from inaplanner.views.overlay import Overlay, fmt
+from inaplanner.views.semantic import SemanticZoom, ZoomState, wants_grouping
 
 MARGIN = 120.0
 HIT_PIXELS = 6.0  # how close (pixels) a click must be to pick a link
@@ -44,6 +46,7 @@ class CanvasScene(QGraphicsScene):
     nodes_dragged = Signal(dict)  # {node id: (x, y)} after the user dragged nodes
     link_selection_changed = Signal()
     overlay_changed = Signal(object)  # the new Overlay or None
+    groups_changed = Signal()  # a pod (rack, plane) opened or closed
 
     def __init__(self, document: ScenarioDocument, colours: CanvasColours = LIGHT, parent=None) -> None:
         super().__init__(parent)
@@ -70,19 +73,35 @@ class CanvasScene(QGraphicsScene):
         self._pressed = False
         self.simple = False
         self._ps_ids: set[str] = set()
+        # semantic zoom (large tiered networks): groups drawn as boxes, links between them bundled
+        self.zoom: SemanticZoom | None = None
+        self.zstate: ZoomState | None = None
+        self.link_visible: np.ndarray | None = None  # None: every link drawn as itself
+        self.user_open: set[str] = set()
+        self.user_closed: set[str] = set()
+        self.view_scale = 1.0
+        self._auto: np.ndarray | None = None  # groups open by the zoom alone, at the last scale
+        self.grouping_enabled = True
+        # task focus: links and switches of the focused task's tree (None: all tasks)
+        self.focus_links: np.ndarray | None = None
+        self.focus_switches: set[str] = set()
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor(colours.background))
         self.link_layer = LinkLayer(self)
         self.flow_layer = FlowLayer(self)
         self.label_layer = LabelLayer(self)
         self.dots_layer = NodeDotsLayer(self)
-        for layer in (self.link_layer, self.flow_layer, self.label_layer, self.dots_layer):
+        self.group_layer = GroupLayer(self)
+        for layer in self._layers():
             self.addItem(layer)
         self.selectionChanged.connect(self._selection_changed)
         unsubscribe = document.subscribe(self._on_event)
         self._unsubscribe = unsubscribe
         self.destroyed.connect(lambda *_: unsubscribe())
         self.rebuild()
+
+    def _layers(self) -> tuple:
+        return (self.link_layer, self.flow_layer, self.label_layer, self.dots_layer, self.group_layer)
 
     def _selection_changed(self) -> None:
         # Qt emits selectionChanged while it tears the scene down, after the layers are deleted
@@ -138,16 +157,172 @@ class CanvasScene(QGraphicsScene):
         self.link_ends = [(lk.a, lk.b) for lk in sc.links]
         if len(self.node_colour) != len(self.node_ids):
             self.node_colour = [self.colours.outline] * len(self.node_ids)
+        self._build_zoom()
         self._update_segments()
+
+    # ---- semantic zoom -----------------------------------------------------------------------
+
+    def _build_zoom(self) -> None:
+        sc = self.document.scenario
+        self.zoom = None
+        if self.grouping_enabled and wants_grouping(sc):
+            try:
+                self.zoom = SemanticZoom(sc, self.node_ids, self.node_xy, self.link_a, self.link_b)
+            except Exception:  # an odd network the grouping cannot handle: draw it node by node
+                self.zoom = None
+        if self.zoom is None:
+            self.user_open.clear()
+            self.user_closed.clear()
+        self._auto = None
+        self._apply_zoom(force=True)
+
+    def set_grouping(self, on: bool) -> None:
+        """Group large tiered networks into pods/racks (default) or draw every node."""
+        if on != self.grouping_enabled:
+            self.grouping_enabled = on
+            self._build_zoom()
+            self._update_segments()
+
+    def open_mask(self) -> np.ndarray | None:
+        z = self.zoom
+        if z is None:
+            return None
+        ids = z.group_ids
+        mask = z.auto_open(self.view_scale)
+        for i, gid in enumerate(ids):
+            if gid in self.user_open:
+                mask[i] = True
+            elif gid in self.user_closed:
+                mask[i] = False
+        return mask
+
+    def open_groups(self) -> list[str]:
+        """Ids of the collapsible groups drawn node by node now."""
+        z, st = self.zoom, self.zstate
+        if z is None or st is None:
+            return []
+        return [g for i, g in enumerate(z.group_ids) if z.collapsible[i] and st.open[i]]
+
+    def closed_groups(self) -> list[str]:
+        z, st = self.zoom, self.zstate
+        if z is None or st is None:
+            return []
+        return [g for i, g in enumerate(z.group_ids) if z.collapsible[i] and not st.open[i]]
+
+    def set_view_scale(self, scale: float) -> None:
+        """The view zoomed: groups wide enough on screen open, the others close."""
+        self.view_scale = scale
+        if self.zoom is not None:
+            auto = self.zoom.auto_open(scale)
+            if self._auto is not None and not np.array_equal(auto, self._auto):
+                # crossing the zoom threshold: the pods follow the zoom again
+                self.user_open.clear()
+                self.user_closed.clear()
+            self._auto = auto
+            self._apply_zoom()
+
+    def toggle_group(self, gid: str) -> None:
+        """Open a closed group, close an open one (double-click)."""
+        z = self.zoom
+        if z is None or gid not in z.group_ids:
+            return
+        i = z.group_ids.index(gid)
+        is_open = self.zstate is not None and bool(self.zstate.open[i])
+        if is_open:
+            self.user_open.discard(gid)
+            self.user_closed.add(gid)
+        else:
+            self.user_closed.discard(gid)
+            self.user_open.add(gid)
+        self._apply_zoom()
+
+    def open_group(self, gid: str, on: bool = True) -> None:
+        z = self.zoom
+        if z is None or gid not in z.group_ids:
+            return
+        i = z.group_ids.index(gid)
+        if self.zstate is not None and bool(self.zstate.open[i]) != on:
+            self.toggle_group(gid)
+
+    def group_of(self, node_id: str) -> str | None:
+        z = self.zoom
+        k = self.node_index.get(node_id)
+        if z is None or k is None:
+            return None
+        return z.group_ids[int(z.node_group[k])]
+
+    def reveal(self, node_ids: list[str]) -> None:
+        """Open the groups holding these nodes (a selection from a table or Find)."""
+        z = self.zoom
+        if z is None or self.zstate is None:
+            return
+        changed = False
+        for nid in node_ids:
+            k = self.node_index.get(nid)
+            if k is None:
+                continue
+            gi = int(z.node_group[k])
+            if not self.zstate.open[gi]:
+                self.user_open.add(z.group_ids[gi])
+                self.user_closed.discard(z.group_ids[gi])
+                changed = True
+        if changed:
+            self._apply_zoom()
+
+    def _apply_zoom(self, force: bool = False) -> None:
+        z = self.zoom
+        if z is None:
+            changed = self.zstate is not None or force
+            self.zstate = None
+            self.link_visible = None
+            if changed:
+                for item in self.items_by_id.values():
+                    if not item.isVisible():
+                        item.setVisible(True)
+                self._zoom_changed()
+            return
+        mask = self.open_mask()
+        if not force and self.zstate is not None and np.array_equal(mask | ~z.collapsible, self.zstate.open):
+            return
+        before = self.zstate.node_visible if self.zstate is not None else None
+        st = z.state(mask)
+        self.zstate = st
+        self.link_visible = st.link_visible
+        vis = st.node_visible
+        flip = np.flatnonzero(vis != before) if before is not None and before.shape == vis.shape else np.arange(vis.size)
+        self._syncing = True
+        try:
+            for k in flip.tolist():
+                item = self.items_by_id.get(self.node_ids[k])
+                if item is not None:
+                    item.setVisible(bool(vis[k]))
+                    if not vis[k] and item.isSelected():
+                        item.setSelected(False)
+        finally:
+            self._syncing = False
+        self._zoom_changed()
+
+    def _zoom_changed(self) -> None:
+        self.link_layer.invalidate()
+        self.flow_layer.invalidate()
+        self.dots_layer.invalidate()
+        self.group_layer.invalidate()
+        self.label_layer.update()
+        self.groups_changed.emit()
 
     def _update_segments(self, grow: bool = False) -> None:
         xy = self.node_xy
         self.link_segments = np.column_stack([xy[self.link_a], xy[self.link_b]]).reshape(-1, 4)
         self._ports = None
+        if self.zoom is not None:
+            self.zoom.set_positions(self.node_xy)
+            if self.zstate is not None:
+                self.zstate = self.zoom.state(self.zstate.open)
         self._update_rect(grow)
         self.link_layer.invalidate()
         self.flow_layer.invalidate()
         self.dots_layer.invalidate()
+        self.group_layer.invalidate()
         self.label_layer.update()
 
     def _update_rect(self, grow: bool = False) -> None:
@@ -157,7 +332,7 @@ class CanvasScene(QGraphicsScene):
             rect = QRectF(lo[0] - MARGIN, lo[1] - MARGIN, hi[0] - lo[0] + 2 * MARGIN, hi[1] - lo[1] + 2 * MARGIN)
         else:
             rect = QRectF(-400, -300, 800, 600)
-        for layer in (self.link_layer, self.flow_layer, self.label_layer, self.dots_layer):
+        for layer in self._layers():
             layer.set_rect(rect)
         self.setSceneRect(rect.united(self.sceneRect()) if grow else rect)
 
@@ -345,8 +520,10 @@ class CanvasScene(QGraphicsScene):
                 )
         before = set(self.overlay.switches) if self.overlay is not None else set()
         self.overlay = overlay
+        self._update_focus()
         self.link_layer.invalidate()
         self.flow_layer.invalidate()
+        self.group_layer.invalidate()
         self.restyle_nodes(before | (set(overlay.switches) if overlay is not None else set()))
         self.label_layer.update()
         self.update()
@@ -360,9 +537,48 @@ class CanvasScene(QGraphicsScene):
         if self.overlay is None:
             return
         self.overlay = self.overlay.with_filter(task)
+        self._update_focus()
+        self.link_layer.invalidate()
         self.flow_layer.invalidate()
+        self.group_layer.invalidate()
         self.label_layer.update()
         self.overlay_changed.emit(self.overlay)
+
+    def focused_task(self) -> str | None:
+        ov = self.overlay
+        return ov.task_filter if ov is not None and ov.task_filter in ov.tasks else None
+
+    def step_task(self, step: int = 1) -> str | None:
+        """Focus the next (``step`` 1) or previous (-1) task; after the last one: all tasks."""
+        ov = self.overlay
+        if ov is None or not ov.tasks:
+            return None
+        order: list[str | None] = [None, *ov.tasks]
+        cur = order.index(self.focused_task())
+        task = order[(cur + step) % len(order)]
+        self.set_task_filter(task)
+        return task
+
+    def _update_focus(self) -> None:
+        """Links and merge switches of the focused task (everything else is drawn dimmed)."""
+        ov = self.overlay
+        self.focus_links = None
+        self.focus_switches = set()
+        task = self.focused_task()
+        if ov is None or task is None:
+            return
+        part = ov.segments.of_task(ov.tasks.index(task))
+        mask = np.zeros(ov.link_count, dtype=bool)
+        mask[part.link] = True
+        self.focus_links = mask
+        # where the task's flows merge: a node where raw data comes in and aggregated data leaves
+        ends = self.link_ends
+        starts_agg: set[str] = set()
+        ends_raw: set[str] = set()
+        for li, d, agg in zip(part.link.tolist(), part.direction.tolist(), part.aggregated.tolist(), strict=True):
+            a, b = ends[li] if d == 0 else ends[li][::-1]
+            (starts_agg if agg else ends_raw).add(a if agg else b)
+        self.focus_switches = {s for s in starts_agg & ends_raw if s in ov.switches}
 
     # ---- selection ---------------------------------------------------------------------------
 
@@ -415,7 +631,45 @@ class CanvasScene(QGraphicsScene):
         return LinkItem(self, index)
 
     def link_at(self, pos: QPointF, scale: float) -> int | None:
-        return geo.nearest_segment(pos.x(), pos.y(), self.link_segments, HIT_PIXELS / max(scale, 1e-6))
+        tol = HIT_PIXELS / max(scale, 1e-6)
+        if self.link_visible is None:
+            return geo.nearest_segment(pos.x(), pos.y(), self.link_segments, tol)
+        idx = np.flatnonzero(self.link_visible)
+        hit = geo.nearest_segment(pos.x(), pos.y(), self.link_segments[idx], tol)
+        return None if hit is None else int(idx[hit])
+
+    def bundle_at(self, pos: QPointF, scale: float) -> int | None:
+        st = self.zstate
+        if st is None or st.bundle_count == 0:
+            return None
+        return geo.nearest_segment(pos.x(), pos.y(), st.bundle_xy, HIT_PIXELS / max(scale, 1e-6))
+
+    def bundle_tooltip(self, b: int) -> str:
+        z, st = self.zoom, self.zstate
+        assert z is not None and st is not None
+        names = []
+        for key in st.bundle_ends[b].tolist():
+            names.append(self.node_ids[key] if key < z.n else z.group_ids[key - z.n])
+        links = st.bundle_links[b]
+        cap = float(self.link_capacity[links].sum())
+        rows = [f"{len(links)} link(s) {names[0]} - {names[1]}, {fmt(cap)} Gbps in all"]
+        if self.overlay is not None:
+            mx, mean = z.bundle_util(st, self.overlay.link_util)
+            rows.append(f"load/capacity: max {mx[b] * 100:.0f} %, mean {mean[b] * 100:.0f} %")
+            worst = int(links[np.argmax(np.nan_to_num(self.overlay.link_util[links]).max(axis=1))])
+            rows.append(f"worst link {' - '.join(self.link_ends[worst])}")
+        rows.append("double-click a box to open it")
+        return "\n".join(rows)
+
+    def box_tooltip(self, gi: int) -> str:
+        z = self.zoom
+        assert z is not None
+        rows = [z.box_label(gi)]
+        if self.overlay is not None:
+            inner = z.inner_util(self.overlay.link_util)[gi]
+            rows.append(f"worst link inside: {inner * 100:.0f} % of capacity")
+        rows.append("double-click to " + ("close" if self.zstate is not None and self.zstate.open[gi] else "open"))
+        return "\n".join(rows)
 
     def node_label(self, node_id: str) -> str:
         so = self.overlay.switch(node_id) if self.overlay is not None else None
@@ -515,6 +769,20 @@ class CanvasScene(QGraphicsScene):
             self._pressed = True
         super().mousePressEvent(event)
 
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        """Double-click in a pod (rack, plane) box opens it; in an open one's frame, away from its
+        nodes, closes it."""
+        if event.button() == Qt.MouseButton.LeftButton and self.zoom is not None:
+            scale = self._view_scale(event)
+            item = self.itemAt(event.scenePos(), QTransform.fromScale(scale, scale))
+            if not isinstance(item, NodeItem):
+                gi = self.zoom.group_at(event.scenePos().x(), event.scenePos().y())
+                if gi is not None:
+                    self.toggle_group(self.zoom.group_ids[gi])
+                    event.accept()
+                    return
+        super().mouseDoubleClickEvent(event)
+
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         super().mouseMoveEvent(event)
         if self._pressed and event.buttons() & Qt.MouseButton.LeftButton:
@@ -550,6 +818,13 @@ class CanvasScene(QGraphicsScene):
             hit = self.link_at(event.scenePos(), scale)
             if hit is not None:
                 text = self.link_tooltip(hit)
+            elif self.zoom is not None:
+                b = self.bundle_at(event.scenePos(), scale)
+                gi = self.zoom.group_at(event.scenePos().x(), event.scenePos().y())
+                if b is not None:
+                    text = self.bundle_tooltip(b)
+                elif gi is not None:
+                    text = self.box_tooltip(gi)
         if text:
             QToolTip.showText(event.screenPos(), text, w)
         else:

@@ -1,4 +1,5 @@
-"""The canvas view: zoom, pan, fit, find, the drawing tools and the overlay legend."""
+"""The canvas view: zoom, pan, fit, find, the drawing tools, semantic zoom (pods open as the view
+zooms in or on a double-click), task focus and the overlay legend (a strip under the drawing)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
-    QFontMetrics,
     QImage,
     QKeyEvent,
     QMouseEvent,
@@ -23,8 +23,9 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView, QWidget
 from inaplanner.errors import InaplannerError
 from inaplanner.gui.canvas import geometry as geo
 from inaplanner.gui.canvas.items import LinkItem, NodeItem
+from inaplanner.gui.canvas.legend import LegendBar
 from inaplanner.gui.canvas.scene import CanvasScene
-from inaplanner.gui.theme import LIGHT, CanvasColours, qcolor
+from inaplanner.gui.theme import LIGHT, CanvasColours
 from inaplanner.model.document import ScenarioDocument
 from inaplanner.views.overlay import Overlay
 
@@ -42,6 +43,8 @@ class Canvas(QGraphicsView):
     tool_changed = Signal(str)
     selection_changed = Signal()
     overlay_changed = Signal(object)
+    task_focus_changed = Signal(object)  # the focused task ("job/ps") or None
+    groups_changed = Signal()
     error = Signal(str, str)  # title, message (the window shows it)
 
     def __init__(
@@ -56,7 +59,8 @@ class Canvas(QGraphicsView):
         self.setScene(self._scene)
         self.editor = editor
         self.tool = "select"
-        self.show_legend = True
+        self._show_legend = True
+        self.legend_bar = LegendBar(self)
         self._link_from: str | None = None
         self._rubber_line: QGraphicsLineItem | None = None
         self._pan_from: QPoint | None = None
@@ -75,6 +79,7 @@ class Canvas(QGraphicsView):
         self._scene.link_selection_changed.connect(self.selection_changed)
         self._scene.nodes_dragged.connect(self._on_dragged)
         self._scene.overlay_changed.connect(self._on_overlay_changed)
+        self._scene.groups_changed.connect(self.groups_changed)
         self._scene.sceneRectChanged.connect(self._scene_rect_changed)
 
     # ---- the public API ------------------------------------------------------------------------
@@ -95,8 +100,47 @@ class Canvas(QGraphicsView):
         self._scene.set_overlay(overlay)
 
     def set_task_filter(self, task: str | None) -> None:
-        """Show only one task's flows (``"job/ps"``), or all with None."""
+        """Focus one task (``"job/ps"``): its aggregation tree drawn, everything else dimmed; None
+        shows all tasks (per-link flow counts)."""
         self._scene.set_task_filter(task)
+        self.task_focus_changed.emit(self._scene.focused_task())
+
+    def step_task(self, step: int = 1) -> str | None:
+        """Focus the next task (T) or the previous one (Shift+T); past the last: all tasks."""
+        task = self._scene.step_task(step)
+        self.task_focus_changed.emit(task)
+        return task
+
+    def focused_task(self) -> str | None:
+        return self._scene.focused_task()
+
+    @property
+    def show_legend(self) -> bool:
+        return self._show_legend
+
+    @show_legend.setter
+    def show_legend(self, on: bool) -> None:
+        self._show_legend = bool(on)
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        bar = self.legend_bar
+        bar.set_overlay(self._scene.overlay, self._show_legend)
+        h = bar.height() if bar.isVisibleTo(self) else 0
+        self.setViewportMargins(0, 0, 0, h)
+        fw = self.frameWidth()
+        bar.setGeometry(fw, self.height() - fw - h, max(self.width() - 2 * fw, 0), h)
+
+    def open_groups(self) -> list[str]:
+        """Pods (racks, planes) drawn node by node now."""
+        return self._scene.open_groups()
+
+    def closed_groups(self) -> list[str]:
+        """Pods (racks, planes) drawn as boxes now."""
+        return self._scene.closed_groups()
+
+    def toggle_group(self, gid: str) -> None:
+        self._scene.toggle_group(gid)
 
     def link_item(self, index: int) -> LinkItem:
         return self._scene.link_item(index)
@@ -123,27 +167,19 @@ class Canvas(QGraphicsView):
         return geo.lod_level(self.scale_factor())
 
     def fit(self) -> None:
-        """Zoom so the whole network is in view, beside or below the legend when one is shown
-        (again when the view first gets its real size)."""
+        """Zoom so the whole network is in view (again when the view first gets its real size);
+        pods too small to read at that zoom are drawn as boxes."""
         self._fit_pending = not self.isVisible()
         rect = self._scene.content_rect()
         if rect.isEmpty():
             return
         vw = max(self.viewport().width() - 8, 50)
         vh = max(self.viewport().height() - 8, 50)
-        lw, lh = self.legend_size() if (self.show_legend and self._scene.overlay is not None) else (0.0, 0.0)
-        s_beside = min(max(vw - lw, 50) / rect.width(), vh / rect.height())
-        s_below = min(vw / rect.width(), max(vh - lh, 50) / rect.height())
-        s = min(max(s_beside, s_below), 1.5)  # a tiny network is not blown up
-        if lw and s_below >= s_beside:
-            target = rect.adjusted(0, -lh / s, 0, 0)
-        elif lw:
-            target = rect.adjusted(-lw / s, 0, 0, 0)
-        else:
-            target = QRectF(rect)
-        self.setSceneRect(self._scene.sceneRect().united(target))
+        s = min(vw / rect.width(), vh / rect.height(), 1.5)  # a tiny network is not blown up
+        self.setSceneRect(self._scene.sceneRect().united(rect))
         self.setTransform(QTransform.fromScale(s, s))
-        self.centerOn(target.center())
+        self.centerOn(rect.center())
+        self._scene.set_view_scale(s)
 
     def _scene_rect_changed(self, rect: QRectF) -> None:
         # the view's rectangle only grows (a shrinking one would make the view jump mid-drag)
@@ -163,6 +199,7 @@ class Canvas(QGraphicsView):
             self.setTransformationAnchor(old)
         else:
             self.scale(factor, factor)
+        self._scene.set_view_scale(self.scale_factor())
 
     def find(self, name: str) -> str | None:
         """Select and centre the node called ``name`` (exact id, else the first id containing it,
@@ -177,6 +214,7 @@ class Canvas(QGraphicsView):
             found = next((i for i in ids if i.lower() == low), None) or next((i for i in ids if low in i.lower()), None)
         if found is None:
             return None
+        self._scene.reveal([found])
         self._scene.select([found])
         if self.scale_factor() < geo.NEAR:
             self.zoom_by(1.0 / self.scale_factor())
@@ -226,6 +264,7 @@ class Canvas(QGraphicsView):
         self._guard("Cannot move", lambda: self.editor.move_nodes(positions))
 
     def _on_overlay_changed(self, overlay: object) -> None:
+        self._place_legend()
         self.viewport().update()
         self.overlay_changed.emit(overlay)
 
@@ -239,11 +278,13 @@ class Canvas(QGraphicsView):
 
     def paintEvent(self, event) -> None:  # noqa: N802
         self._scene.set_simple(self.scale_factor() < geo.SIMPLE)
+        self._scene.set_view_scale(self.scale_factor())
         self.paints += 1
         super().paintEvent(event)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
+        self._place_legend()
         if self._fit_pending and self.isVisible():
             self.fit()
 
@@ -326,61 +367,8 @@ class Canvas(QGraphicsView):
             self._scene.select([])
             event.accept()
             return
-        super().keyPressEvent(event)
-
-    # ---- the legend ------------------------------------------------------------------------
-
-    def _legend_rows(self) -> tuple[list[str], list[tuple[str, str]], int]:
-        ov = self._scene.overlay
-        assert ov is not None
-        rows = ov.legend()
-        head = [ov.title, f"objective {ov.objective:.6g} ({ov.objective_kind})" + ("" if ov.feasible else ", INFEASIBLE")]
-        max_tasks = 8
-        task_rows = rows[5:]
-        return head, rows[:5] + task_rows[:max_tasks], len(task_rows) - max_tasks
-
-    def legend_size(self) -> tuple[float, float]:
-        """Width and height (pixels, margins included) of the overlay legend."""
-        head, shown, more = self._legend_rows()
-        fm = QFontMetrics(self.font())
-        texts = head + [t for _, t in shown] + ["aggregated flow", "raw flow"] + (["..."] if more > 0 else [])
-        width = max(fm.horizontalAdvance(t) for t in texts) + 44
-        return width + 20.0, (fm.height() + 3) * len(texts) + 10 + 20.0
-
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
-        ov = self._scene.overlay
-        if ov is None or not self.show_legend:
+        if event.key() == Qt.Key.Key_T and not event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier:
+            self.step_task(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
+            event.accept()
             return
-        colours = self._scene.colours
-        painter.save()
-        painter.resetTransform()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setFont(self.font())
-        fm = painter.fontMetrics()
-        line_h = fm.height() + 3
-        head, shown, more = self._legend_rows()
-        width, height = self.legend_size()
-        box = QRectF(10, 10, width - 20, height - 20)
-        painter.setPen(QPen(QColor(colours.outline), 1))
-        painter.setBrush(qcolor(colours.legend_background))
-        painter.drawRoundedRect(box, 5, 5)
-        y = 10 + 5 + fm.ascent()
-        painter.setPen(QColor(colours.label))
-        for t in head:
-            painter.drawText(QPointF(18, y), t)
-            y += line_h
-        for colour, text in shown:
-            painter.setPen(QPen(QColor(colour), 4))
-            painter.drawLine(QPointF(18, y - fm.ascent() / 3), QPointF(38, y - fm.ascent() / 3))
-            painter.setPen(QColor(colours.label))
-            painter.drawText(QPointF(44, y), text)
-            y += line_h
-        for style, text in ((Qt.PenStyle.SolidLine, "aggregated flow"), (Qt.PenStyle.DashLine, "raw flow")):
-            painter.setPen(QPen(QColor(colours.label), 2, style))
-            painter.drawLine(QPointF(18, y - fm.ascent() / 3), QPointF(38, y - fm.ascent() / 3))
-            painter.setPen(QColor(colours.label))
-            painter.drawText(QPointF(44, y), text)
-            y += line_h
-        if more > 0:
-            painter.drawText(QPointF(44, y), f"... {more} more task(s)")
-        painter.restore()
+        super().keyPressEvent(event)

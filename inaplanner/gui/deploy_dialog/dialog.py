@@ -69,6 +69,17 @@ SUMMARY_COLUMNS = ("Node", "Kind", "Status", "Changes", "Note")
 TAB_CHANGES, TAB_PROGRESS, TAB_LOG, TAB_RESULT = range(4)
 
 
+#: The widest text a column shows (its width never goes below it, so "verify" and "running" are
+#: never cut to "ve…" and "runni…").
+WIDEST = {"Node": "leaf-switch-00", "Kind": "programmable", "Step": "write entries", "State": "succeeded",
+          "Status": "succeeded", "Changes": "+9999 -9999 ~9999"}
+
+
+def _min_width(table: QTableWidget, column: str) -> int:
+    fm = table.fontMetrics()
+    return max(fm.horizontalAdvance(WIDEST.get(column, "")), fm.horizontalAdvance(column)) + 24
+
+
 def _read_only_table(columns: tuple[str, ...]) -> QTableWidget:
     t = QTableWidget(0, len(columns))
     t.setHorizontalHeaderLabels(list(columns))
@@ -79,6 +90,8 @@ def _read_only_table(columns: tuple[str, ...]) -> QTableWidget:
     # Interactive columns sized on demand (fit_columns): ResizeToContents would measure the whole
     # column again on every cell change, which costs milliseconds per progress event.
     t.horizontalHeader().setStretchLastSection(True)
+    for i, name in enumerate(columns[:-1]):
+        t.setColumnWidth(i, _min_width(t, name))
     return t
 
 
@@ -86,6 +99,10 @@ def fit_columns(table: QTableWidget) -> None:
     """Size every column but the last (which stretches) to its contents, once."""
     for i in range(table.columnCount() - 1):
         table.resizeColumnToContents(i)
+        head = table.horizontalHeaderItem(i)
+        floor = _min_width(table, head.text() if head is not None else "")
+        if table.columnWidth(i) < floor:
+            table.setColumnWidth(i, floor)
 
 
 def _set_row(table: QTableWidget, row: int, values: tuple[str, ...]) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette, QShowEvent
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from inaplanner.gui.planning.diffview import DiffView
 from inaplanner.views.compare import load_cdf, objective_series, throughput_series
@@ -53,9 +53,16 @@ class ComparePanel(QWidget):
         self.tabs.addTab(self.throughput_plot, "Throughput")
         self.tabs.addTab(self.cdf_plot, "Link load CDF")
         self.tabs.addTab(self.diff_view, "Diff")
+        self.hint = QLabel("No results yet. Run a planner (Plan > Run planner, Ctrl+R): the objectives, job "
+                           "throughputs and link loads of its results are compared here.")
+        self.hint.setWordWrap(True)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.hint)  # until the first result: a hint, not an empty 0-1 chart
+        self.stack.addWidget(self.tabs)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.tabs)
+        layout.addWidget(self.stack)
         self.tabs.currentChanged.connect(lambda i: self._draw_tab(i) if self.isVisible() else None)
         self.objective_bars: pg.BarGraphItem | None = None
         self.bound_points: pg.ScatterPlotItem | None = None
@@ -87,6 +94,7 @@ class ComparePanel(QWidget):
         when they are shown, so a result landing does not redraw what nobody looks at (the diff
         of two plans on a big network takes ~0.1 s)."""
         self.results = list(results)
+        self.stack.setCurrentWidget(self.tabs if self.results else self.hint)
         self._stale = set(range(self.tabs.count()))
         if self.isVisible():
             self._draw_tab(self.tabs.currentIndex())

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QStackedWidget,
@@ -33,6 +34,65 @@ from inaplanner.planners import Planner, all_params, available, resolve_params
 from inaplanner.views.runs import RunRequest
 
 ShowError = Callable[[str, str], None]
+
+
+class RunStrip(QWidget):
+    """A compact line following the latest run: planner and state, a progress bar, the message
+    (with incumbent and bound when the run reports them) and a Cancel button. It sits in the main
+    tool bar and atop the planner panel, so a run can be followed and stopped whatever is scrolled."""
+
+    def __init__(self, manager: RunManager, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run: PlannerRun | None = None
+        self.title = QLabel("no run yet")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setFixedWidth(120)
+        self.bar.setMaximumHeight(14)
+        self.message = QLabel("")
+        self.message.setMinimumWidth(80)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop this run")
+        self.cancel_button.setEnabled(False)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 0, 4, 0)
+        row.addWidget(self.title)
+        row.addWidget(self.bar)
+        row.addWidget(self.message, 1)
+        row.addWidget(self.cancel_button)
+        self.cancel_button.clicked.connect(lambda: self.run.cancel() if self.run is not None else None)
+        manager.run_added.connect(self.follow)
+
+    def follow(self, run: PlannerRun) -> None:
+        self.run = run
+        run.state_changed.connect(lambda _s, r=run: self._show(r))
+        run.progressed.connect(lambda _f, _m, r=run: self._show(r))
+        self._show(run)
+
+    def text(self) -> str:
+        return f"{self.title.text()} {self.message.text()}".strip()
+
+    def _show(self, run: PlannerRun) -> None:
+        if run is not self.run:
+            return
+        self.title.setText(f"{run.title}: {run.state}")
+        parts = [run.message] if run.message else []
+        inc, bound = getattr(run, "incumbent", None), getattr(run, "bound", None)
+        if inc is not None:
+            parts.append(f"incumbent {inc:.6g}")
+        if bound is not None:
+            parts.append(f"bound {bound:.6g}")
+        if inc is not None and bound is not None and abs(inc) > 1e-12:
+            parts.append(f"gap {abs(bound - inc) / abs(inc) * 100:.2f} %")
+        self.message.setText(", ".join(parts))
+        if run.state == "running" and run.fraction is None:
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, 1000)
+            done = 1.0 if run.state == "finished" else max(0.0, min(1.0, run.fraction or 0.0))
+            self.bar.setValue(int(done * 1000))
+        self.cancel_button.setEnabled(not run.done)
 
 
 class PlannerPanel(QWidget):
@@ -113,8 +173,16 @@ class PlannerPanel(QWidget):
         top.addLayout(buttons)
         head = QWidget()
         head.setLayout(top)
+        # the form scrolls on its own: Run, Cancel, the runs and the log stay in view
+        form_scroll = QScrollArea()
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        form_scroll.setWidget(head)
+        form_scroll.setMinimumHeight(120)
+        self.form_scroll = form_scroll
+        self.strip = RunStrip(manager)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(head)
+        split.addWidget(form_scroll)
         split.addWidget(self.runs_view)
         split.addWidget(self.log_view)
         split.setStretchFactor(0, 0)
@@ -122,6 +190,7 @@ class PlannerPanel(QWidget):
         split.setStretchFactor(2, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.strip)
         layout.addWidget(split)
 
         self.planner_combo.currentIndexChanged.connect(self._on_planner_changed)

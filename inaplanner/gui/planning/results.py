@@ -17,6 +17,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -128,12 +129,16 @@ class ResultsPanel(QWidget):
         self.save_button.setToolTip("Save the current result's plan as an inaplanner plan file")
         self.clear_overlay_button = QPushButton("Clear overlay")
         self.clear_overlay_button.setToolTip("Show the plain scenario on the canvas")
+        self.pin_check = QCheckBox("Pin")
+        self.pin_check.setToolTip("Keep the canvas on the selected result: a finished run does not "
+                                  "replace it (unpinned, each finished run is painted at once)")
         row = QHBoxLayout()
         row.addWidget(QLabel("Task"))
         row.addWidget(self.task_combo, 1)
         row.addWidget(self.remove_button)
         row.addWidget(self.save_button)
         row.addWidget(self.clear_overlay_button)
+        row.addWidget(self.pin_check)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
@@ -171,9 +176,20 @@ class ResultsPanel(QWidget):
         return self.model.results
 
     def add(self, result: PlanResult) -> None:
+        """A finished run: listed, and made the current row (so the canvas paints it at once)
+        unless the user pinned the result shown."""
         self.model.add(result)
         self._refresh_tasks()
         self.results_changed.emit()
+        if not (self.pin_check.isChecked() and self.current() is not None):
+            self.select(result)
+
+    @property
+    def pinned(self) -> bool:
+        return self.pin_check.isChecked()
+
+    def set_pinned(self, on: bool) -> None:
+        self.pin_check.setChecked(on)
 
     def current(self) -> PlanResult | None:
         idx = self.view.selectionModel().currentIndex()

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -146,10 +146,15 @@ class WhatIfPanel(QWidget):
             [("Job", self.remove_job_combo)],
         ):
             page = QWidget()
-            form = QFormLayout(page)
-            form.setContentsMargins(0, 0, 0, 0)
-            for label, w in rows:
-                form.addRow(label, w)
+            # two label-field pairs a row: the tallest page (a new job) stays three rows high
+            grid = QGridLayout(page)
+            grid.setContentsMargins(0, 0, 0, 0)
+            for i, (label, w) in enumerate(rows):
+                r, c = divmod(i, 2) if len(rows) > 2 else (i, 0)
+                grid.addWidget(QLabel(label), r, 2 * c)
+                grid.addWidget(w, r, 2 * c + 1)
+            grid.setColumnStretch(1, 1)
+            grid.setColumnStretch(3, 1)
             self.stack.addWidget(page)
         for combo in (self.fail_link_combo, self.capacity_link_combo, self.fail_switch_combo):
             # big networks have thousands of links: type to find one
@@ -187,6 +192,7 @@ class WhatIfPanel(QWidget):
         self.diff_view = DiffView(choosable=False)
 
         # three columns: the changes | the planners | the outcome (fits a bottom dock)
+        # "Run what-if" and "Apply" sit in the top row: in view however short the dock is
         changes_col = QVBoxLayout()
         row = QHBoxLayout()
         row.addWidget(self.kind_combo, 1)
@@ -194,18 +200,24 @@ class WhatIfPanel(QWidget):
         row.addWidget(self.fail_selected_button)
         changes_col.addLayout(row)
         changes_col.addWidget(self.stack)
-        changes_col.addWidget(self.changes_list, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.remove_change_button)
-        row.addWidget(self.clear_button)
-        row.addStretch(1)
-        row.addWidget(self.apply_button)
-        changes_col.addLayout(row)
+        self.changes_list.setMinimumHeight(40)
+        list_row = QHBoxLayout()
+        list_row.addWidget(self.changes_list, 1)
+        side = QVBoxLayout()
+        side.addWidget(self.remove_change_button)
+        side.addWidget(self.clear_button)
+        side.addStretch(1)
+        list_row.addLayout(side)
+        changes_col.addLayout(list_row, 1)
         planners_col = QVBoxLayout()
+        top = QHBoxLayout()
+        top.addWidget(self.run_button)
+        top.addWidget(self.apply_button)
+        planners_col.addLayout(top)
         planners_col.addWidget(QLabel("Re-run"))
+        self.planners_list.setMinimumHeight(40)
         planners_col.addWidget(self.planners_list, 1)
         planners_col.addWidget(self.baseline_check)
-        planners_col.addWidget(self.run_button)
         outcome = QSplitter(Qt.Orientation.Vertical)
         outcome.addWidget(self.table)
         outcome.addWidget(self.diff_view)

@@ -14,6 +14,18 @@ at least two members to be prunable; a switch that is the only choice is never p
   scores (the most flows that may enter them, Fig. 6) have the least variance, popped in round
   robin from one list shared by all tasks so tasks spread over different AAs. The paper writes
   floor(alpha * n); keeping at least one avoids deleting a group's only programmable choice.
+
+Checked against section III-C (issue 17 item 5): SRO removes exactly the INA-agnostic switches
+above the leaves in stage 1 and, in stage 2, the aggregators whose INPs stage 1 left unused (x = 0),
+starting from stage 1's plan; APP's score is the most flows an INP may receive (Fig. 6), its
+variance the sum of squared deviations (Fig. 6: 8 and 2), and the shared list is popped least
+variance first and re-initialised when empty or exhausted for the current task, as written. What
+differs from Table II / Fig. 11 is the outcome, measured on ``benchmarks/bench_aro.py``'s settings
+(seeds 0 and 1, 30 s CPU): SJST loses 25 % on seed 0 (33.3 -> 25.0 Gbps; APP alone, with all five
+programmable spines equally scored it keeps the first three) and 0 % on seed 1; SJMT-2 0 % on both;
+MJMT-2 25 % on seed 0 (APP alone; SRO alone is lossless) and 0 % on seed 1. No time is saved:
+ARO's exact search takes 0.3-2.7 CPU s there and SRO's first stage is an extra solve (aro-acc
+0.3-5.0 s). The paper's ~90 % saving is for Gurobi on the full MIQP, which ARO does not solve.
 """
 
 from __future__ import annotations

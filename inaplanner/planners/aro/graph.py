@@ -31,6 +31,7 @@ switch's aggregation capacity.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inaplanner.model import Scenario, Switch, Task
@@ -102,9 +103,11 @@ DEFAULT_FAN_IN = 32
 
 
 def build_task_graph(
-    sc: Scenario, task: Task, workers: tuple[str, ...], dag: Dag, extra_bypass: frozenset[str] = frozenset()
+    sc: Scenario, task: Task, workers: tuple[str, ...], dag: Dag, extra_bypass: frozenset[str] = frozenset(),
+    check: Callable[[], None] | None = None,
 ) -> TaskGraph:
-    """Decompose ``dag`` (paths of ``workers`` to ``task.ps``) into ARO's node types."""
+    """Decompose ``dag`` (paths of ``workers`` to ``task.ps``) into ARO's node types. ``check``
+    (a cancel token's) is called every few hundred nodes: building honours cancel and the limit."""
     aggregators = []
     bypass = []
     fan_in: dict[str, int] = {}
@@ -136,7 +139,9 @@ def build_task_graph(
 
     inps: dict[UNode, None] = {}
     order: dict[UNode, None] = {}
-    for u in dag.nodes():
+    for n_done, u in enumerate(dag.nodes()):
+        if check is not None and n_done % 256 == 0:
+            check()
         for o in out_nodes(u) if u != task.ps else [("ps", u)]:
             order.setdefault(o, None)
         for v in dag.succ.get(u, ()):
@@ -160,7 +165,7 @@ def build_task_graph(
     crowded = {n[1] for n in g.inps if n[1] not in g.bypass
                and sum(g.ub[k] for k in g.in_edges.get(n, [])) > g.fan_in[n[1]]}
     if crowded:  # rule 5 may bind: let the excess flows cross those switches unmerged
-        return build_task_graph(sc, task, workers, dag, extra_bypass | crowded)
+        return build_task_graph(sc, task, workers, dag, extra_bypass | crowded, check)
     return g
 
 

@@ -22,6 +22,21 @@ answered first by a greedy (:mod:`greedy`), then by HiGHS.
      :func:`exact_model` (QSR levels with exact products, or continuous rates when QSR is off),
      started from the best plan, improves it and tightens the bound with HiGHS' dual bound.
 
+Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is
+refuted by covering each job's simplex of rate splits with boxes whose least point is infeasible
+(downward closedness); levels are bisected between the best plan and the bound, high ones first
+(few boxes), and every feasible box point is a plan (on fat-tree k=8 it found the uneven splits
+that beat every even one). The exact joint model of step 5 runs only on small models.
+
+At scale (issue 13): the run's clock (:class:`_Clock`, wall or CPU per ``limit_kind``) bounds every
+phase: graph and model building, the greedy and the heuristics check it through
+:class:`_RunToken`, HiGHS is stopped from its callback. The ``random`` baseline (ATP-style, the
+paper's RANDOM) runs first whatever the limit, then ARO's own greedy and ``aggtree`` while time
+allows; the best of them is the first incumbent and the floor of the plan returned. The best plan
+and the best proven bound so far (:class:`_Record`: a worker-link LP before any graph, the
+structural bound, single-task optima, refuted levels, HiGHS' dual bound) are reported through
+``progress.update(phase=, incumbent=, bound=)`` and survive a time-out in any phase.
+
 Routes come from the flow counts by Algorithm 1; rates for the routes from the evaluator's
 constraint matrix (an LP for the scenario's objective). The plan's ``bound`` is an upper bound on
 the optimum over ARO's candidate paths, given only when SRO/APP removed nothing (a pruned model
@@ -298,7 +313,7 @@ class AroPlanner:
                 token.check()
                 workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
                 dag = shortest_dag(sc, workers, t.ps, adj=adj)
-                full.append(build_task_graph(sc, t, workers, dag))
+                full.append(build_task_graph(sc, t, workers, dag, check=token.check))
             rec.enter("bound", 0.04, "structural bound")
             rec.tighten(_structural_joint_bound(sc, full, objective))
             rec.enter("warm start", 0.05, "heuristic plans")
@@ -610,7 +625,7 @@ class AroPlanner:
                 continue
             if not any(np.all(pv <= q * (1 + 1e-12)) for q in yes):
                 status, flows = self._feasible(sc, graphs, point, clock, cancel, heuristics=False,
-                                               greedy=True)
+                                               greedy=True, share=COVER_CHECK_SHARE)
                 if status == "infeasible":
                     no.append(pv)
                     continue
@@ -858,6 +873,8 @@ RETRY_MIN_SECONDS = 2.0
 #: Multi-task level refutation (:meth:`AroPlanner._cover`): boxes narrower than this share of a
 #: job's throughput are not split.
 COVER_TOL = 0.004
+#: A box check gets at most this share of the time left (one hard box must not take it all).
+COVER_CHECK_SHARE = 0.15
 #: The warm start tries the next heuristic only with at least this many seconds left.
 WARM_MIN_SECONDS = 1.0
 #: ... but always, whatever the limit, on scenarios with at most this many worker flows (all

@@ -1,5 +1,8 @@
-"""A throw-away PKI for the TLS tests: a CA, a server certificate for 127.0.0.1 / localhost, a
-client certificate, and a second CA that signed nothing the server uses (the "wrong CA")."""
+"""A throw-away PKI for emulated switches served over TLS (``inaplanner testbed emulate
+--tls-dir``) and the TLS tests: a CA, a server certificate for 127.0.0.1 / localhost /
+switch.test, a client certificate for mutual TLS, and a second CA with its own client
+certificate that the switches do not trust (the "wrong CA"). Keys are EC P-256, unencrypted PEM
+files readable by their owner only; certificates are valid for two days."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 @dataclass
 class PKI:
+    """The files :func:`make_pki` wrote."""
+
     dir: Path
     ca_cert: Path
     server_cert: Path
@@ -28,6 +33,22 @@ class PKI:
 
     def read(self, name: str) -> bytes:
         return getattr(self, name).read_bytes()
+
+    def server_tls(self, mutual: bool = True):
+        """What an emulated switch serves with (client certificates required when ``mutual``)."""
+        from inaplanner.emulator.target import ServerTLS
+
+        return ServerTLS(self.read("server_cert"), self.read("server_key"),
+                         client_ca=self.read("ca_cert") if mutual else None,
+                         require_client_auth=mutual)
+
+    def client_tls(self, mutual: bool = True):
+        """What the testbed file tells the deployer and the monitor."""
+        from inaplanner.testbed.inventory import TLSSettings
+
+        if mutual:
+            return TLSSettings(True, self.ca_cert, self.client_cert, self.client_key)
+        return TLSSettings(True, self.ca_cert)
 
 
 def _key() -> ec.EllipticCurvePrivateKey:
@@ -58,12 +79,15 @@ def _cert(subject: str, key, issuer: str, issuer_key, ca: bool, sans=None, usage
 
 
 def make_pki(d: Path) -> PKI:
+    """Make the CA, certificates and keys in directory ``d`` (created when missing)."""
     d.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
 
     def write(name: str, data: bytes) -> Path:
         p = d / name
         p.write_bytes(data)
+        if name.endswith(".key"):
+            p.chmod(0o600)
         files[name] = p
         return p
 

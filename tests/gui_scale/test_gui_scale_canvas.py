@@ -1,0 +1,148 @@
+"""The canvas at datacenter scale in a real window: pods as boxes at fit that open on a
+double-click, task focus, a finished run painted at once, the Links table linked to the canvas."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, Qt
+
+from inaplanner.evaluate import evaluate
+from inaplanner.gui.canvas.items import DIM_ALPHA
+from inaplanner.views.overlay import overlay_from_evaluation
+
+
+def _open(window, qtbot, sc):
+    window.set_document(copy.deepcopy(sc), None)
+    window.show()
+    qtbot.waitExposed(window)
+    window.canvas.fit()
+    window.canvas.viewport().grab()  # one paint
+    return window.canvas.canvas_scene()
+
+
+def _dclick(qtbot, canvas, scene_point: QPointF) -> None:
+    p = canvas.mapFromScene(scene_point)
+    qtbot.mouseDClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(p.x(), p.y()))
+
+
+def test_pods_collapse_at_fit_and_open_on_double_click(make_window, qtbot, ft8):
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    canvas = window.canvas
+    pods = [f"pod {i}" for i in range(1, 9)]
+    assert set(pods) <= set(canvas.closed_groups()) and canvas.open_groups() == []
+    host = next(h for h in window.scenario().hosts())
+    gid = scene.group_of(host.id)
+    assert not canvas.node_item(host.id).isVisible()
+    # at fit only bundles are drawn: pod to core plane, coloured links none
+    assert scene.zstate.bundle_count == 8 * 4 and not scene.link_visible.any()
+    z = scene.zoom
+    x0, y0, x1, y1 = z.boxes[z.group_ids.index(gid)]
+    _dclick(qtbot, canvas, QPointF((x0 + x1) / 2, (y0 + y1) / 2))
+    assert canvas.open_groups() == [gid]
+    assert canvas.node_item(host.id).isVisible()
+    members = set(z.grouping.group(gid).members)
+    inside = [i for i, lk in enumerate(window.scenario().links) if lk.a in members and lk.b in members]
+    assert scene.link_visible[inside].all()
+    # the opened pod can still be edited: drag one of its switches
+    sw = z.grouping.group(gid).switches[0]
+    before = window.scenario().node(sw).pos
+    window.editor.move_nodes({sw: (before[0] + 5.0, before[1])})
+    assert window.scenario().node(sw).pos == (before[0] + 5.0, before[1])
+    # a second double-click (in the frame, away from nodes) closes it again
+    x0, y0, x1, y1 = z.boxes[z.group_ids.index(gid)]
+    _dclick(qtbot, canvas, QPointF(x0 + 3, y0 + 3))
+    assert gid in canvas.closed_groups() and not canvas.node_item(host.id).isVisible()
+    # zooming in far enough opens every pod by itself
+    canvas.zoom_by(6.0)
+    assert set(pods) <= set(canvas.open_groups())
+
+
+def test_task_focus_dims_the_other_tasks(make_window, qtbot, ft8, ft8_plan):
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    canvas = window.canvas
+    ov = overlay_from_evaluation(evaluate(window.scenario(), ft8_plan))
+    canvas.set_overlay(ov)
+    canvas.zoom_by(6.0)  # every pod open: links drawn one by one
+    canvas.viewport().grab()
+    assert scene.flow_layer.segment_count() == 0  # all tasks: flow counts on links, no flows drawn
+    canvas.setFocus()
+    qtbot.keyClick(canvas.viewport(), Qt.Key.Key_T)
+    assert canvas.focused_task() == ov.tasks[0]
+    tree = set(ov.segments.link[ov.segments.task == 0].tolist())
+    other = set(ov.segments.link[ov.segments.task == 1].tolist()) - tree
+    assert tree and other
+    li_on, li_off = min(tree), min(other)
+    assert canvas.link_item(li_off).pen().color().alpha() == DIM_ALPHA  # dimmed
+    assert canvas.link_item(li_on).pen().color().alpha() == 255
+    assert canvas.link_item(li_on).colour() == ov.link_colour(li_on)
+    assert scene.flow_layer.segment_count() == int((ov.segments.task == 0).sum())
+    assert scene.focus_switches and scene.focus_switches <= set(ov.switches)
+    assert canvas.legend_bar.isVisible() and "aggregated" in canvas.legend_bar.texts()
+    # at fit, the bundles the task does not use are dimmed too
+    canvas.fit()
+    canvas.viewport().grab()
+    dim = [c for c in scene.group_layer.bundle_colour if c == scene.colours.link.lower()]
+    assert 0 < len(dim) < scene.zstate.bundle_count
+    # Shift+T goes back; past the first task: all tasks again
+    qtbot.keyClick(canvas.viewport(), Qt.Key.Key_T, Qt.KeyboardModifier.ShiftModifier)
+    assert canvas.focused_task() is None and scene.focus_links is None
+    canvas.step_task(-1)
+    assert canvas.focused_task() == ov.tasks[-1]
+
+
+def test_a_finished_run_paints_the_canvas(make_window, qtbot, ft8):
+    window = make_window(plugins=True)
+    _open(window, qtbot, ft8)
+    ctrl = window.planning
+    ctrl.planner_panel.select_planner("aggtree")
+    ctrl.planner_panel.backend_combo.setCurrentText("thread")
+    assert ctrl.compare_panel.stack.currentWidget() is ctrl.compare_panel.hint  # a hint before any run
+    with qtbot.waitSignal(ctrl.finished, timeout=60_000) as blocker:
+        ctrl.run_action.trigger()
+    first = blocker.args[0]
+    # painted without touching the results list
+    qtbot.waitUntil(lambda: window.canvas.overlay is not None, timeout=5_000)
+    assert window.canvas.overlay is ctrl.last_overlay and ctrl.shown is first
+    assert ctrl.compare_panel.stack.currentWidget() is ctrl.compare_panel.tabs
+    assert "finished" in window.run_strip.text()
+    # pinned: the next run is listed but the canvas keeps the pinned result
+    ctrl.results_panel.set_pinned(True)
+    with qtbot.waitSignal(ctrl.finished, timeout=60_000):
+        ctrl.run_action.trigger()
+    assert len(ctrl.results()) == 2 and ctrl.shown is first
+
+
+def test_links_table_selects_on_the_canvas_and_back(make_window, qtbot, ft8, ft8_plan):
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    canvas = window.canvas
+    ev = evaluate(window.scenario(), ft8_plan)
+    canvas.set_overlay(overlay_from_evaluation(ev))
+    panel = window.links_panel
+    ids = panel.row_ids()
+    assert len(ids) == 50
+    util = np.nan_to_num(np.asarray(ev.link_utilisation, dtype=float)).max(axis=1)
+    assert util[ids[0]] == util.max()
+    # table -> canvas: the link is selected, its pod opened to show it
+    panel.select_row(3)
+    assert canvas.selected_links() == [ids[3]]
+    assert scene.link_visible[ids[3]]
+    # canvas -> table
+    canvas.select(links=[ids[7]])
+    rows = {i.row() for i in panel.table.selectionModel().selectedRows()}
+    assert rows == {7}
+    # sortable, and the switches table follows node selection
+    panel.table.sortItems(0, Qt.SortOrder.AscendingOrder)
+    names = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert names == sorted(names)
+    sw_panel = window.switches_panel
+    sid = sw_panel.row_ids()[0]
+    canvas.select([sid])
+    assert {sw_panel.table.item(i.row(), 0).data(Qt.ItemDataRole.UserRole + 2)
+            for i in sw_panel.table.selectionModel().selectedRows()} == {sid}
+    sw_panel.select_row(1)
+    assert canvas.selected_nodes() == [sw_panel.row_ids()[1]]
