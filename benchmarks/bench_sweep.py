@@ -2,6 +2,7 @@
 
     python benchmarks/bench_sweep.py                      # k=8, random + aro (10 s), all parts
     python benchmarks/bench_sweep.py --k 4 --planners random --parts local
+    python benchmarks/bench_sweep.py --planners aro --sample 20 --parts local,dask
 
 Parts:
 - ``collapse``: cases and wall time with symmetry collapsing on and off (local pool, 2 workers).
@@ -77,6 +78,7 @@ def main() -> None:
     ap.add_argument("--planners", default="random,aro")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--parts", default="collapse,local,dask")
+    ap.add_argument("--sample", type=int, default=None, help="a seeded sample of N links")
     args = ap.parse_args()
     sc = scenario(args.k)
     planners = args.planners.split(",")
@@ -93,8 +95,9 @@ def main() -> None:
               flush=True)
         return wall, rows
 
-    spec = SweepSpec(sc, ["single-link"], planners, time_limit=args.time_limit)
-    collapsed = SweepSpec(sc, ["single-link"], planners, time_limit=args.time_limit, collapse=True)
+    spec = SweepSpec(sc, ["single-link"], planners, time_limit=args.time_limit, sample=args.sample)
+    collapsed = SweepSpec(sc, ["single-link"], planners, time_limit=args.time_limit, collapse=True,
+                          sample=args.sample)
     results = {}
     if "collapse" in parts:
         results["collapsed"] = row("collapsed, local 2 workers", collapsed, LocalPool(2))

@@ -37,7 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--planner", required=True, help="planner name (see `inaplanner planners`)")
     p.add_argument("--param", action="append", default=[], metavar="K=V", help="planner parameter (repeatable)")
     p.add_argument("--seed", type=int, default=None, help="random seed")
-    p.add_argument("--time-limit", type=float, default=None, help="solver time limit in seconds")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="time limit of the whole run in seconds (every phase, not only the solver)")
+    p.add_argument("--limit-kind", choices=("wall", "cpu"), default=None,
+                   help="what the time limit counts: wall-clock (default) or CPU seconds, so a "
+                   "loaded machine does not change the answer; recorded in the plan")
     p.add_argument("-o", "--output", required=True, help="plan file to write (JSON)")
     p.set_defaults(func=cmd_plan)
 
@@ -46,6 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--planners", default=None, help="comma-separated planner names (default: all)")
     p.add_argument("--seed", type=int, default=None, help="random seed for every planner")
     p.add_argument("--time-limit", type=float, default=None, help="time limit per planner in seconds")
+    p.add_argument("--limit-kind", choices=("wall", "cpu"), default=None,
+                   help="what the time limit counts: wall-clock (default) or CPU seconds")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.set_defaults(func=cmd_compare)
 
@@ -87,6 +93,8 @@ def _common(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
         params["seed"] = args.seed
     if args.time_limit is not None:
         params["time_limit"] = args.time_limit
+    if getattr(args, "limit_kind", None) is not None:
+        params["limit_kind"] = args.limit_kind
     return params
 
 

@@ -18,10 +18,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="export plans for review: html, pdf, csv, json, png or svg",
         description="Write a review report of one or more plans of one scenario. html and pdf "
-        "hold the scenario summary, planner, status, objective, throughput, the topology with "
-        "its load, the most loaded links, switch aggregation, routes, and with several plans a "
-        "comparison and the diff of each plan against the first. csv writes a directory of "
-        "tables; json, png and svg write one file per plan (a directory for several plans).",
+        "hold the scenario summary, a comparison of the plans, and per plan its planner, result, "
+        "the topology with its load (at pod level on a datacenter), the most loaded links, the "
+        "busiest switches and the diff against the first plan; the per-worker routes go to a CSV "
+        "beside the report (pdf default), an appendix (html default) or nowhere (--routes). json, "
+        "png and svg write one file per plan and csv the tables: -o NAME.ext for one plan, -o "
+        "NAME.zip or --output-dir DIR for several. A sweep result file (inaplanner sweep -o) "
+        "gives the sweep's report: html, csv or json.",
     )
     r.add_argument("plans", nargs="+", metavar="PLAN",
                    help="plan file(s) (JSON), or one sweep result file (inaplanner sweep -o)")

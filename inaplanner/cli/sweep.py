@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cases", default="single-link", help=CASES_HELP)
     p.add_argument("--planners", default="random", help="comma-separated planners (inaplanner planners)")
     p.add_argument("--time-limit", type=float, default=10.0, help="per case and planner (s)")
+    p.add_argument("--limit-kind", choices=("wall", "cpu"), default="wall",
+                   help="what the time limit counts (cpu: the same work whatever the load)")
     p.add_argument("--param", action="append", default=[], metavar="PLANNER.NAME=VALUE",
                    help="a planner parameter for one planner (repeatable)")
     p.add_argument("--sample", type=int, default=None, help="run a seeded sample of N cases")
@@ -79,7 +81,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         generators=parse_generators(args.cases),
         planners=planners,
         time_limit=args.time_limit,
-        params=_params(args.param, planners),
+        params={p: {"limit_kind": args.limit_kind, **v}
+                for p, v in {p: _params(args.param, planners).get(p, {}) for p in planners}.items()},
         k=args.k,
         sample=args.sample,
         seed=args.seed,

@@ -265,6 +265,13 @@ class Overlay:
     feasible: bool = True
     errors: list[str] = field(default_factory=list)
     task_filter: str | None = None
+    #: where each task's flows merge: task index -> switch -> [(pipeline, flows merged)]
+    merges: dict[int, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
+
+    def merge_label(self, ti: int, switch: str) -> str:
+        """``"3 -> 1 on P0"``: how many flows of task ``ti`` merge at ``switch``, on which pipeline."""
+        rows = self.merges.get(ti, {}).get(switch, [])
+        return ", ".join(f"{n} -> 1 on P{p}" for p, n in sorted(rows))
 
     # ---- per element -------------------------------------------------------------------------
 
@@ -417,6 +424,12 @@ def overlay_from_evaluation(ev: Any, task_filter: str | None = None, title: str 
         if isinstance(sw, Switch):
             switches[sid] = SwitchOverlay(sid, 0.0, sw.aggregation_capacity, 0, (), sw.pipelines, True)
     segs, roles = flow_segments(sc, ev.plan, tasks)
+    t_index = {t: i for i, t in enumerate(tasks)}
+    merges: dict[int, dict[str, list[tuple[int, int]]]] = {}
+    for a in getattr(ev, "aggregates", ()):
+        ti = t_index.get(str(a.task))
+        if ti is not None:
+            merges.setdefault(ti, {}).setdefault(a.switch, []).append((int(a.pipeline), int(a.inputs)))
     name = title or f"{ev.plan.planner.name} ({ev.plan.planner.status})"
     return Overlay(
         title=name,
@@ -439,4 +452,5 @@ def overlay_from_evaluation(ev: Any, task_filter: str | None = None, title: str 
         feasible=bool(ev.feasible),
         errors=list(ev.errors),
         task_filter=task_filter,
+        merges=merges,
     )

@@ -138,10 +138,16 @@ def plan_only(request: RunRequest, scenario: Scenario, emit: Emit, cancel: Cance
     ``("progress", (fraction, message))`` and ``("log", line)``. Raises ``Cancelled`` when
     ``cancel`` fired (also from inside ``progress``), or the planner's error."""
 
-    def progress(fraction: float, message: str) -> None:
-        emit("progress", (float(fraction), str(message)))
+    from inaplanner.progress import Progress, ProgressEvent
+
+    progress = Progress(cancel)
+
+    def forward(ev: ProgressEvent) -> None:  # the incumbent, bound and gap ride along (run strip)
+        if not ev.node:
+            emit("progress", (float(ev.fraction or 0.0), str(ev.message), ev.incumbent, ev.bound, ev.gap))
         cancel.check()
 
+    progress.subscribe(forward)
     emit("log", f"{request.title}: planning")
     return run_planner(get(request.planner), scenario, request.params, progress, cancel)
 

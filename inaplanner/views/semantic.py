@@ -235,6 +235,11 @@ class Occupancy:
                     return False
         return True
 
+    def block(self, x0: float, y0: float, x1: float, y1: float) -> None:
+        """Cover a rectangle that is not a label (a node's shape): no label may go on it."""
+        for key in self._keys(x0, y0, x1, y1):
+            self.cells.setdefault(key, []).append((x0, y0, x1, y1))
+
     def place(self, x0: float, y0: float, x1: float, y1: float) -> bool:
         if not self.free(x0, y0, x1, y1):
             return False

@@ -10,14 +10,14 @@ from inaplanner.evaluate import evaluate
 from inaplanner.views.overlay import (
     COLOURS,
     IDLE_COLOUR,
-    RAMP,
     OVER_COLOUR,
+    RAMP,
     TASK_COLOURS,
     VIOLATED_COLOUR,
     colour_class,
     colour_of,
-    legend_entries,
     fmt,
+    legend_entries,
     overlay_from_evaluation,
     width_for,
 )

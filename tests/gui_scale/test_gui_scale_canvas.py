@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 
 from inaplanner.evaluate import evaluate
-from inaplanner.gui.canvas.items import DIM_ALPHA
+from inaplanner.gui.canvas.items import dimmed_colour
 from inaplanner.views.overlay import overlay_from_evaluation
 
 
@@ -76,16 +76,22 @@ def test_task_focus_dims_the_other_tasks(make_window, qtbot, ft8, ft8_plan):
     other = set(ov.segments.link[ov.segments.task == 1].tolist()) - tree
     assert tree and other
     li_on, li_off = min(tree), min(other)
-    assert canvas.link_item(li_off).pen().color().alpha() == DIM_ALPHA  # dimmed
-    assert canvas.link_item(li_on).pen().color().alpha() == 255
+    pale = dimmed_colour(scene.colours).name()
+    assert canvas.link_item(li_off).colour() == pale  # dimmed
     assert canvas.link_item(li_on).colour() == ov.link_colour(li_on)
     assert scene.flow_layer.segment_count() == int((ov.segments.task == 0).sum())
     assert scene.focus_switches and scene.focus_switches <= set(ov.switches)
+    # where the task's flows merge and on which pipeline: the evaluator's aggregates of this task
+    ev = evaluate(window.scenario(), ft8_plan)
+    mine = {a.switch for a in ev.aggregates if str(a.task) == ov.tasks[0]}
+    assert scene.focus_switches == mine
+    a = next(a for a in ev.aggregates if str(a.task) == ov.tasks[0])
+    assert f"{a.inputs} -> 1 on P{a.pipeline}" in ov.merge_label(0, a.switch)
     assert canvas.legend_bar.isVisible() and "aggregated" in canvas.legend_bar.texts()
     # at fit, the bundles the task does not use are dimmed too
     canvas.fit()
     canvas.viewport().grab()
-    dim = [c for c in scene.group_layer.bundle_colour if c == scene.colours.link.lower()]
+    dim = [c for c in scene.group_layer.bundle_colour if c == pale]
     assert 0 < len(dim) < scene.zstate.bundle_count
     # Shift+T goes back; past the first task: all tasks again
     qtbot.keyClick(canvas.viewport(), Qt.Key.Key_T, Qt.KeyboardModifier.ShiftModifier)
@@ -146,3 +152,20 @@ def test_links_table_selects_on_the_canvas_and_back(make_window, qtbot, ft8, ft8
             for i in sw_panel.table.selectionModel().selectedRows()} == {sid}
     sw_panel.select_row(1)
     assert canvas.selected_nodes() == [sw_panel.row_ids()[1]]
+
+
+def test_run_strip_shows_incumbent_and_gap(make_window, qtbot):
+    from inaplanner.topologies import aro_fig1
+
+    window = make_window(plugins=True)
+    _open(window, qtbot, aro_fig1())
+    ctrl = window.planning
+    ctrl.planner_panel.select_planner("aro")
+    ctrl.planner_panel.backend_combo.setCurrentText("thread")
+    with qtbot.waitSignal(ctrl.finished, timeout=60_000):
+        ctrl.run_action.trigger()
+    run = window.run_strip.run
+    assert run is not None and run.incumbent is not None and run.bound is not None and run.gap is not None
+    text = window.run_strip.text()
+    assert "finished" in text and "incumbent" in text and "gap" in text
+    assert window.canvas.overlay is ctrl.last_overlay is not None  # painted at once here too

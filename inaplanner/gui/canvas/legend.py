@@ -106,13 +106,15 @@ class LegendBar(QWidget):
         tx, ty = x, y_bar + h * 0.8
         for ti in range(len(ov.tasks)):
             text = self._task_text(ov, ti)
-            w = 16 + fm.horizontalAdvance(text) + 12
+            focused = ov.task_filter == ov.tasks[ti]
+            bold = self.font()
+            bold.setBold(focused)
+            w = 16 + QFontMetricsF(bold).horizontalAdvance(text) + 14
             if tx + w > self.width() - 4:
                 if ty > y_bar + h:
                     p.drawText(QPointF(tx, ty), "…")
                     break
                 tx, ty = x, ty + h + 2
-            focused = ov.task_filter == ov.tasks[ti]
             p.setPen(QPen(QColor(ov.task_colours[ti]), 4 if focused else 3))
             p.drawLine(QPointF(tx, ty - fm.ascent() / 3), QPointF(tx + 12, ty - fm.ascent() / 3))
             f = self.font()

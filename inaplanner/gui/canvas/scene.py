@@ -81,6 +81,9 @@ class CanvasScene(QGraphicsScene):
         self.user_closed: set[str] = set()
         self.view_scale = 1.0
         self._auto: np.ndarray | None = None  # groups open by the zoom alone, at the last scale
+        self._bundle_cache: tuple | None = None
+        self._stale_style: set[str] = set()  # hidden nodes whose style is out of date
+        self._inner_cache: tuple | None = None
         self.grouping_enabled = True
         # task focus: links and switches of the focused task's tree (None: all tasks)
         self.focus_links: np.ndarray | None = None
@@ -279,6 +282,10 @@ class CanvasScene(QGraphicsScene):
                 for item in self.items_by_id.values():
                     if not item.isVisible():
                         item.setVisible(True)
+                if self._stale_style:
+                    stale = sorted(self._stale_style)
+                    self._stale_style.clear()
+                    self.restyle_nodes(stale)
                 self._zoom_changed()
             return
         mask = self.open_mask()
@@ -300,7 +307,28 @@ class CanvasScene(QGraphicsScene):
                         item.setSelected(False)
         finally:
             self._syncing = False
+        if self._stale_style:
+            shown = [self.node_ids[k] for k in flip.tolist() if vis[k] and self.node_ids[k] in self._stale_style]
+            if shown:
+                self._stale_style.difference_update(shown)
+                self.restyle_nodes(shown)
         self._zoom_changed()
+
+    def bundle_stats(self) -> tuple[np.ndarray, np.ndarray]:
+        """(max, mean) load/capacity per bundle of the current overlay (cached per state)."""
+        c = self._bundle_cache
+        if c is None or c[0] is not self.zstate or c[1] is not self.overlay:
+            assert self.zoom is not None and self.zstate is not None and self.overlay is not None
+            c = self._bundle_cache = (self.zstate, self.overlay, self.zoom.bundle_util(self.zstate, self.overlay.link_util))
+        return c[2]
+
+    def inner_stats(self) -> np.ndarray:
+        """Worst load/capacity inside each group for the current overlay (cached)."""
+        c = self._inner_cache
+        if c is None or c[0] is not self.zoom or c[1] is not self.overlay:
+            assert self.zoom is not None and self.overlay is not None
+            c = self._inner_cache = (self.zoom, self.overlay, self.zoom.inner_util(self.overlay.link_util))
+        return c[2]
 
     def _zoom_changed(self) -> None:
         self.link_layer.invalidate()
@@ -374,9 +402,14 @@ class CanvasScene(QGraphicsScene):
         if len(self.node_colour) != len(self.node_ids):
             self.node_colour = [c.outline] * len(self.node_ids)
         ov = self.overlay
+        hidden = self.zstate.node_visible if self.zstate is not None else None
+        index = self.node_index
         for nid in ids if ids is not None else self.node_ids:
             item = self.items_by_id.get(nid)
             if item is None:
+                continue
+            if hidden is not None and nid in index and not hidden[index[nid]]:
+                self._stale_style.add(nid)  # in a closed pod: styled when it is shown
                 continue
             node = sc.node(nid)
             if isinstance(node, Switch):
@@ -579,6 +612,9 @@ class CanvasScene(QGraphicsScene):
             a, b = ends[li] if d == 0 else ends[li][::-1]
             (starts_agg if agg else ends_raw).add(a if agg else b)
         self.focus_switches = {s for s in starts_agg & ends_raw if s in ov.switches}
+        ti = ov.tasks.index(task)
+        if ov.merges.get(ti):  # the evaluator's aggregates: exact, pipelines included
+            self.focus_switches = set(ov.merges[ti])
 
     # ---- selection ---------------------------------------------------------------------------
 

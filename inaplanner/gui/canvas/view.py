@@ -128,8 +128,8 @@ class Canvas(QGraphicsView):
         bar.set_overlay(self._scene.overlay, self._show_legend)
         h = bar.height() if bar.isVisibleTo(self) else 0
         self.setViewportMargins(0, 0, 0, h)
-        fw = self.frameWidth()
-        bar.setGeometry(fw, self.height() - fw - h, max(self.width() - 2 * fw, 0), h)
+        vg = self.viewport().geometry()  # right under the drawing, above the scroll bar
+        bar.setGeometry(vg.left(), vg.bottom() + 1, vg.width(), h)
 
     def open_groups(self) -> list[str]:
         """Pods (racks, planes) drawn node by node now."""

@@ -83,8 +83,9 @@ class RunStrip(QWidget):
             parts.append(f"incumbent {inc:.6g}")
         if bound is not None:
             parts.append(f"bound {bound:.6g}")
-        if inc is not None and bound is not None and abs(inc) > 1e-12:
-            parts.append(f"gap {abs(bound - inc) / abs(inc) * 100:.2f} %")
+        gap = getattr(run, "gap", None)  # the one Progress protocol's gap (inaplanner.progress)
+        if gap is not None:
+            parts.append(f"gap {gap * 100:.2f} %")
         self.message.setText(", ".join(parts))
         if run.state == "running" and run.fraction is None:
             self.bar.setRange(0, 0)

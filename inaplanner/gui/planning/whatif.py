@@ -261,6 +261,22 @@ class WhatIfPanel(QWidget):
         if self._dirty:
             self.refresh()
         super().showEvent(event)
+        self._fit_dock()
+
+    def _fit_dock(self) -> None:
+        """Shown in a dock of a main window: make the dock tall enough for the change list and the
+        buttons (at most half the window), so nothing is hidden on a 1280x800 screen."""
+        from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+        dock = self.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        win = dock.parentWidget() if dock is not None else None
+        if not isinstance(win, QMainWindow) or dock.isFloating():
+            return
+        need = self.minimumSizeHint().height() + 60  # the dock's title and the tab bar
+        if dock.height() < need:
+            win.resizeDocks([dock], [min(need, win.height() // 2)], Qt.Orientation.Vertical)
 
     def refresh(self) -> None:
         """Re-read links, switches, jobs and planners (after the scenario or the registry changed)."""

@@ -72,6 +72,9 @@ class PlannerRun(QObject):
         self.state = QUEUED
         self.fraction: float | None = None
         self.message = "queued"
+        self.incumbent: float | None = None  # the planner's best objective so far, its bound, gap
+        self.bound: float | None = None
+        self.gap: float | None = None
         self.lines: list[str] = []
         self.result: PlanResult | None = None
         self.error: str | None = None
@@ -114,6 +117,8 @@ class PlannerRun(QObject):
             return
         if kind == "progress":
             self.fraction, self.message = float(payload[0]), payload[1]
+            if len(payload) >= 5:  # (fraction, message, incumbent, bound, gap) from views.runs
+                self.incumbent, self.bound, self.gap = payload[2], payload[3], payload[4]
             self.progressed.emit(self.fraction, self.message)
         elif kind == "log":
             for line in payload if isinstance(payload, list) else [payload]:
