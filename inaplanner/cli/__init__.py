@@ -180,6 +180,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("inaplanner: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `inaplanner ... | head`: the reader left; say nothing, as cat does
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
     except OSError as exc:
         if args.debug:
             raise

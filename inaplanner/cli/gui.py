@@ -18,6 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--task", help='show only this task\'s flows, as "job/ps"')
     p.add_argument("--sweep", metavar="RESULTS",
                    help="a sweep result file (inaplanner sweep -o): its criticality overlay and table")
+    p.add_argument("--open", action="append", default=[], metavar="GROUP",
+                   help='open this pod, rack or plane and zoom to it (e.g. "pod 1"; repeatable)')
+    p.add_argument("--replay", metavar="RECORDING",
+                   help="monitor mode on a recording (inaplanner monitor --record)")
     p.add_argument("--screenshot", metavar="OUT.png", help="write a screenshot of the window and exit")
     p.add_argument("--size", default="1280x800", help="window size for the screenshot (default 1280x800)")
     p.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colours")
@@ -28,4 +32,4 @@ def _run(args: argparse.Namespace) -> int:
     from inaplanner.gui.app import run
 
     return run(args.scenario, args.plan, args.screenshot, args.size, args.theme, args.task,
-               sweep=args.sweep)
+               sweep=args.sweep, open_groups=args.open, replay=args.replay)

@@ -7,6 +7,7 @@ import logging
 import logging.handlers
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QStandardPaths, Qt
@@ -113,6 +114,7 @@ def load_into(window: MainWindow, scenario: str | None, plan: str | None, task: 
         from inaplanner.io.native import load_plan
 
         p = load_plan(plan)
+        window.opened_plan = p  # monitor mode compares observed load with it
         ev = evaluate(window.scenario(), p, check_hash=True)
         window.canvas.set_overlay(overlay_from_evaluation(ev, task_filter=task))
         for w in ev.warnings[:1]:
@@ -131,17 +133,47 @@ def encode_png(image: QImage) -> bytes:
     return bytes(data.data())
 
 
-def screenshot(window: MainWindow, out: str, size: QSize | None = None) -> QImage:
-    """Show the window, let it paint, fit the network, and write it to ``out`` (PNG, atomic)."""
+def zoom_to_groups(window: MainWindow, groups: Sequence[str]) -> None:
+    """Open these pods (racks, planes) and zoom the canvas to them."""
+    from PySide6.QtCore import QRectF, Qt
+
+    from inaplanner.views.groups import group_network
+
+    grouping = group_network(window.scenario())
+    known = {g.id: g for g in grouping.groups}
+    rect = QRectF()
+    for gid in groups:
+        if gid not in known:
+            raise ValidationError(f"--open {gid!r}: no such group (e.g. {', '.join(list(known)[:4])})")
+        if gid not in window.canvas.open_groups():
+            window.canvas.toggle_group(gid)
+        for node in known[gid].members:
+            rect = rect.united(window.canvas.node_item(node).sceneBoundingRect())
+    if not rect.isNull():
+        pad = 0.08 * max(rect.width(), rect.height())
+        window.canvas.fitInView(rect.adjusted(-pad, -pad, pad, pad), Qt.AspectRatioMode.KeepAspectRatio)
+
+
+def screenshot(window: MainWindow, out: str, size: QSize | None = None,
+               open_groups: Sequence[str] = ()) -> QImage:
+    """Show the window, let it paint, fit the network (or zoom to ``open_groups``, opened), and
+    write it to ``out`` (PNG, atomic)."""
     app = QApplication.instance()
     if size is not None:
         window.resize(size)
     window.show()
     for _ in range(3):
         app.processEvents()
+    for dock in getattr(window, "raise_after_show", []):
+        dock.raise_()
+        app.processEvents()
     window.canvas.fit()
     for _ in range(3):
         app.processEvents()
+    if open_groups:
+        zoom_to_groups(window, open_groups)
+        for _ in range(3):
+            app.processEvents()
     image = window.grab().toImage()
     if image.isNull() or image.width() == 0:
         raise InaplannerError("the window rendered an empty image")
@@ -176,7 +208,7 @@ def load_sweep(window: MainWindow, path: str, planner: str | None = None) -> Non
 
 def run(scenario: str | None = None, plan: str | None = None, screenshot_path: str | None = None,
         size: str = "1280x800", theme_mode: str = "system", task: str | None = None,
-        sweep: str | None = None) -> int:
+        sweep: str | None = None, open_groups: Sequence[str] = (), replay: str | None = None) -> int:
     """``inaplanner gui``: the window, or with ``screenshot_path`` one PNG and exit."""
     if screenshot_path and not os.environ.get("QT_QPA_PLATFORM") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
@@ -193,16 +225,29 @@ def run(scenario: str | None = None, plan: str | None = None, screenshot_path: s
         load_into(window, scenario, plan, task)
         if sweep:
             load_sweep(window, sweep)
+        if replay:
+            if plan:
+                window.monitor.use_current_plan()  # the --plan: alerts are departures from it
+            if not window.monitor.open_recording(replay):
+                raise InaplannerError(f"{replay}: the recording could not be opened on this scenario")
+            window.monitor.set_mode(True)
+            window.monitor.dock.show()
+            compare = getattr(getattr(window, "planning", None), "compare_dock", None)
+            if compare is not None:
+                compare.hide()  # the monitor dock shares its place: show the alerts instead
+            window.raise_after_show = [window.monitor.dock]
     except InaplannerError:
         window.autosave.finish()
         window.deleteLater()
         raise
     if screenshot_path:
-        screenshot(window, screenshot_path, qsize)
+        screenshot(window, screenshot_path, qsize, open_groups)
         window.autosave.finish()
         window.close()
         return 0
     window.show()
     window.canvas.fit()
+    if open_groups:
+        zoom_to_groups(window, open_groups)
     window.autosave.offer_restore()
     return int(app.exec())

@@ -320,8 +320,16 @@ class SweepDialog(QDialog):
         if not picked:
             return
         tr = self._table_rows[picked[0].row()]
-        nodes, links = element_selection(self.window.scenario(), tr.element)
-        self.window.canvas.select(nodes, links)
+        sc = self.window.scenario()
+        nodes, links = element_selection(sc, tr.element)
+        ends = [*nodes, *(n for i in links for n in (sc.links[i].a, sc.links[i].b))]
+        canvas = self.window.canvas
+        canvas.canvas_scene().reveal(ends)  # open the pod or rack that holds it
+        canvas.select(nodes, links)
+        if nodes:
+            canvas.centerOn(canvas.node_item(nodes[0]))
+        elif links:
+            canvas.centerOn(canvas.link_item(links[0]).line().center())
 
     def open_as_what_if(self, row: int, _column: int = 0) -> None:
         """Put the case's changes into the What-if dock (replacing what was there) and show it."""

@@ -188,7 +188,7 @@ class _Writer:
         else:
             objective_chart()
 
-    def columns(self, *parts: Callable[[], None]) -> None:
+    def columns(self, *parts: Callable[[], None], widths: tuple[int, ...] | None = None) -> None:
         """Blocks side by side (each a callable writing HTML): a page's width holds two narrow
         tables, which would otherwise each take a page's height."""
         cells = []
@@ -198,9 +198,9 @@ class _Writer:
             cells.append("\n".join(self.out[mark:]))
             del self.out[mark:]
         if self.qt:
-            width = 100 // max(1, len(cells))
+            shares = widths or tuple(100 // max(1, len(cells)) for _ in cells)
             self.w('<table width="100%" cellspacing="0" cellpadding="0" border="0"><tr>'
-                   + "".join(f'<td valign="top" width="{width}%">{c}</td>' for c in cells)
+                   + "".join(f'<td valign="top" width="{w}%">{c}</td>' for w, c in zip(shares, cells, strict=True))
                    + "</tr></table>")
         else:
             self.w('<div style="display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start">'
@@ -264,11 +264,13 @@ class _Writer:
                                standalone=self.qt)
         self.figure(f"topology-{i + 1}", svg, 680 if self.qt else 900, f"topology of {p.label}")
 
+        d = 4 if self.qt else 6  # a PDF column is narrow: four significant digits
+
         def links() -> None:
             self.w("<h3>Ten most loaded links</h3>")
             self.table(["link", "load", "capacity", "util", "flows"],
-                       [[self.swatch(row["utilisation"]) + escape(row["link"]), escape(num(row["load"])),
-                         escape(num(row["capacity"])), escape(pct(row["utilisation"])),
+                       [[self.swatch(row["utilisation"]) + escape(row["link"]), escape(num(row["load"], d)),
+                         escape(num(row["capacity"], d)), escape(pct(row["utilisation"])),
                          str(row["flows"])] for row in p.top_links()], numeric={1, 2, 3, 4}, raw=True)
 
         def switches() -> None:
@@ -281,8 +283,8 @@ class _Writer:
                 self.w("<p>No programmable switch.</p>")
                 return
             self.table(["switch", "load", "capacity", "util", "aggr.", "fan-in", "pipelines"],
-                       [[row["switch"], num(row["load"]),
-                         "line" if row["capacity"] is None else num(row["capacity"]),
+                       [[row["switch"], num(row["load"], d),
+                         "line" if row["capacity"] is None else num(row["capacity"], d),
                          "-" if not row["capacity"] else pct(row["load"] / row["capacity"]),
                          str(row["aggregates"]),
                          f"{row.get('fan_in_used', '-')}/{row.get('max_fan_in', '-')}",
@@ -290,7 +292,7 @@ class _Writer:
                          + f" of {row['pipelines']}"] for row in rows],
                        numeric={1, 2, 3, 4, 5})
 
-        self.columns(links, switches)
+        self.columns(links, switches, widths=(46, 54))
         self.w('<p class="meta">Loads in Gbps; util: load/capacity; line: aggregation at line rate; fan-in: most flows merged into '
                "one aggregate there / the switch's max_fan_in.</p>")
         n_routes = sum(len(tp.routes) for tp in p.plan.tasks)

@@ -544,11 +544,13 @@ def install(window: Any) -> MonitorPanel:
     Monitor mode action to ``window``; return the panel (``window.monitor``)."""
 
     def current_plan() -> Plan | None:
+        """The plan the observed load is compared with: the selected planning result, else the
+        plan the window was opened with (``inaplanner gui SCENARIO --plan PLAN``)."""
         planning = getattr(window, "planning", None)
-        if planning is None:
-            return None
-        result = planning.results_panel.current()
-        return result.plan if result is not None else None
+        result = planning.results_panel.current() if planning is not None else None
+        if result is not None:
+            return result.plan
+        return getattr(window, "opened_plan", None)
 
     def restore() -> None:
         planning = getattr(window, "planning", None)
