@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
+from inaplanner.gui.tool_dialog import ToolDialogPlugin
 from inaplanner.memsched.bound import speedup_ceiling
 from inaplanner.memsched.from_scenario import config_from_scenario, pick_switch
 from inaplanner.memsched.results import SimResult
@@ -107,6 +108,9 @@ class MemsimDialog(QDialog):
         self.refresh_switches()
 
     # ---- inputs -------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.refresh_switches()
 
     def refresh_switches(self) -> None:
         """List the programmable switches; preselect the one with the most job workers."""
@@ -241,35 +245,9 @@ class MemsimDialog(QDialog):
         super().done(code)
 
 
-class MemsimPlugin:
-    """What ``install`` leaves on the window (``window.memsim``)."""
-
-    def __init__(self, window: Any) -> None:
-        self.window = window
-        self.dialog: MemsimDialog | None = None
-        self.action = window.action(
-            "memsim", "&Memory Sharing at a Switch…", self.open, "Ctrl+Shift+M",
-            "Simulate SwitchML, ATP and ESA sharing the aggregator memory of one switch (ESA paper)")
-        window.menu("Tools").addAction(self.action)
-
-    def open(self) -> MemsimDialog:
-        if self.dialog is None:
-            self.dialog = MemsimDialog(self.window)
-        self.dialog.refresh_switches()
-        self.dialog.show()
-        self.dialog.raise_()
-        return self.dialog
-
-    def shutdown(self) -> None:
-        if self.dialog is not None:
-            try:
-                self.dialog.cancel()
-            except RuntimeError:  # already gone with its window
-                pass
-
-
-def install(window: Any) -> MemsimPlugin:
-    plugin = MemsimPlugin(window)
-    window.memsim = plugin
-    window.destroyed.connect(lambda *_: plugin.shutdown())
-    return plugin
+def install(window: Any) -> ToolDialogPlugin:
+    """Tools > Memory Sharing at a Switch (``window.memsim``)."""
+    return ToolDialogPlugin(
+        window, "memsim", MemsimDialog, name="memsim", text="&Memory Sharing at a Switch…",
+        shortcut="Ctrl+Shift+M",
+        tip="Simulate SwitchML, ATP and ESA sharing the aggregator memory of one switch (ESA paper)")

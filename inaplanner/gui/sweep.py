@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import Cancelled, InaplannerError
+from inaplanner.gui.tool_dialog import ToolDialogPlugin
 from inaplanner.progress import Progress, ProgressEvent
 from inaplanner.sweeps.backends import DaskCluster, LocalPool
 from inaplanner.sweeps.engine import SweepSpec, run_sweep
@@ -369,33 +370,8 @@ class SweepDialog(QDialog):
         super().done(code)
 
 
-class SweepPlugin:
-    def __init__(self, window: Any) -> None:
-        self.window = window
-        self.dialog: SweepDialog | None = None
-        self.action = window.action(
-            "sweep", "&Resilience Sweep…", self.open, "Ctrl+Shift+R",
-            "Re-plan under every single link or switch failure and find the critical elements")
-        window.menu("Tools").addAction(self.action)
-
-    def open(self) -> SweepDialog:
-        if self.dialog is None:
-            self.dialog = SweepDialog(self.window)
-        self.dialog.show()
-        self.dialog.raise_()
-        return self.dialog
-
-    def shutdown(self) -> None:
-        if self.dialog is not None:
-            try:
-                self.dialog.cancel()
-                self.dialog.wait(10.0)
-            except RuntimeError:  # already gone with its window
-                pass
-
-
-def install(window: Any) -> SweepPlugin:
-    plugin = SweepPlugin(window)
-    window.sweep = plugin
-    window.destroyed.connect(lambda *_: plugin.shutdown())
-    return plugin
+def install(window: Any) -> ToolDialogPlugin:
+    """Tools > Resilience Sweep (``window.sweep``)."""
+    return ToolDialogPlugin(
+        window, "sweep", SweepDialog, name="sweep", text="&Resilience Sweep…", shortcut="Ctrl+Shift+R",
+        tip="Re-plan under every single link or switch failure and find the critical elements")

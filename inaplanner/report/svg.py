@@ -109,6 +109,25 @@ def _legend_width(item: tuple[str, str, str]) -> float:
     return text_width(item[2], 10) + (10 if item[0] == "text" else 32)
 
 
+def _draw_legend(svg: Svg, legend: list[tuple[str, str, str]], width: float, ly: float) -> None:
+    """The legend items in rows from ``ly`` down, wrapped to ``width``."""
+    lx = 10.0
+    for item in legend:
+        kind, colour, label = item
+        w_item = _legend_width(item)
+        if lx > 10.0 and lx + w_item > width - 10:
+            lx, ly = 10.0, ly + 18
+        if kind == "line":
+            svg.line(lx, ly, lx + 18, ly, colour, 4.0)
+        elif kind in ("prog", "switch"):
+            fill, stroke, sw = ("#d6e6fa", "#1f5fa8", 2.0) if kind == "prog" else ("#eceff1", "#607d8b", 1.0)
+            svg.rect(lx + 1, ly - 6, 16, 12, fill, stroke, sw, rx=2)
+        elif kind in ("ps", "host"):
+            svg.circle(lx + 8, ly, 6, "#fff0d9" if kind == "ps" else "#ffffff", "#455a64")
+        svg.text(lx + (22 if kind != "text" else 0), ly + 4, label, size=10, anchor="start")
+        lx += w_item
+
+
 def topology_svg(
     sc: Scenario,
     loads: np.ndarray | None = None,
@@ -215,22 +234,7 @@ def topology_svg(
                 svg.text(x, y + 0.8 * r + font + 1, n.id, size=font * 0.9)
 
     # legend: one or two rows along the bottom, wrapped to the width
-    ly = height - legend_h + 12
-    lx = 10.0
-    for item in legend:
-        kind, colour, label = item
-        w_item = _legend_width(item)
-        if lx > 10.0 and lx + w_item > width - 10:
-            lx, ly = 10.0, ly + 18
-        if kind == "line":
-            svg.line(lx, ly, lx + 18, ly, colour, 4.0)
-        elif kind in ("prog", "switch"):
-            fill, stroke, sw = ("#d6e6fa", "#1f5fa8", 2.0) if kind == "prog" else ("#eceff1", "#607d8b", 1.0)
-            svg.rect(lx + 1, ly - 6, 16, 12, fill, stroke, sw, rx=2)
-        elif kind in ("ps", "host"):
-            svg.circle(lx + 8, ly, 6, "#fff0d9" if kind == "ps" else "#ffffff", "#455a64")
-        svg.text(lx + (22 if kind != "text" else 0), ly + 4, label, size=10, anchor="start")
-        lx += w_item
+    _draw_legend(svg, legend, width, height - legend_h + 12)
     if caption:
         svg.text(10, 16, caption, size=11, anchor="start", fill="#444")
     return svg.to_string(standalone)
@@ -403,22 +407,7 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
             svg.text(x, y + 29, line2, size=9, fill="#37474f")
         if len(g.switches) > 1 and text_width(f"{len(g.switches)} sw", 9) <= bw - 2:
             svg.text(x, y + 41, f"{len(g.switches)} sw", size=9, fill="#607d8b")
-    ly = height - legend_h + 10
-    lx = 10.0
-    for item in legend:
-        kind, colour, label = item
-        w_item = _legend_width(item)
-        if lx > 10.0 and lx + w_item > width - 10:
-            lx, ly = 10.0, ly + 18
-        if kind == "line":
-            svg.line(lx, ly, lx + 18, ly, colour, 4.0)
-        elif kind in ("prog", "switch"):
-            fill, stroke, sw = ("#d6e6fa", "#1f5fa8", 2.0) if kind == "prog" else ("#eceff1", "#607d8b", 1.0)
-            svg.rect(lx + 1, ly - 6, 16, 12, fill, stroke, sw, rx=2)
-        elif kind in ("ps", "host"):
-            svg.circle(lx + 8, ly, 6, "#fff0d9" if kind == "ps" else "#ffffff", "#455a64")
-        svg.text(lx + (22 if kind != "text" else 0), ly + 4, label, size=10, anchor="start")
-        lx += w_item
+    _draw_legend(svg, legend, width, height - legend_h + 10)
     what = {"fat-tree": "pods and core planes", "leaf-spine": "racks (a leaf and its hosts) and spines",
             "flat": "every node"}[grouping.kind]
     head = (caption + " · " if caption else "") + f"at pod level: {what}; h hosts, W workers, PS parameter servers"
