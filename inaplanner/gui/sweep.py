@@ -316,6 +316,15 @@ class SweepDialog(QDialog):
             return
         self.window.canvas.set_overlay(criticality_overlay(self.window.scenario(), self.rows, planner))
 
+    def select_row(self, row: int) -> None:
+        """Select a table row (as a click does, whatever keys are held): its element is selected
+        on the canvas."""
+        from PySide6.QtCore import QItemSelectionModel
+
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                 | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.selectionModel().select(self.table.model().index(row, 0), flags)
+
     def _select_on_canvas(self) -> None:
         picked = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
         if not picked:

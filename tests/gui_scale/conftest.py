@@ -33,6 +33,7 @@ def make_window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from inaplanner.gui.main_window import MainWindow
 
     monkeypatch.setenv("INAPLANNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no settings leak to others
     made = []
 
     def make(plugins: bool = False) -> MainWindow:

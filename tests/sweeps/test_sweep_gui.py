@@ -52,7 +52,7 @@ def test_the_sweep_dialog_runs_and_shows_the_criticality_overlay(make_window, qt
     assert ov.link(i).lost == 1.0 and "training stops" in ov.link(i).tooltip
     # the most critical row comes first; selecting it selects its element on the canvas
     assert dlg.table.rowCount() == len([r for r in dlg.rows if r["case_id"] != BASELINE.id])
-    dlg.table.selectRow(0)
+    dlg.select_row(0)
     first = dlg._table_rows[0]
     assert first.relative == 0.0
     assert w.canvas.selected_links() or w.canvas.selected_nodes()
