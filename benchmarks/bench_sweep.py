@@ -112,6 +112,12 @@ def main() -> None:
         finally:
             for p in procs:
                 os.killpg(p.pid, signal.SIGTERM)
+            for p in procs:  # a worker whose scheduler is gone may keep retrying: make sure
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait(5)
         if "local2" in results:
             n = len(results["dask"][1])
             over = (results["dask"][0] - results["local2"][0]) / n
