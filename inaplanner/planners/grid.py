@@ -63,6 +63,7 @@ of this form since the LP's constraints are implied by the evaluator's rules 3-4
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -647,7 +648,8 @@ def lp_split(sc: Scenario, task_rate: dict[Task, float]) -> dict[Task, float]:
 
 class _Loads:
     """Link and switch loads of GRID layouts at fixed task rates (the repair's own tally; the
-    evaluator judges the result)."""
+    evaluator judges the result). The overloaded links and switches are kept as a set, so finding
+    the worst one costs what is overloaded, not every link."""
 
     def __init__(self, sc: Scenario, layouts: dict[Task, Layout], rate: dict[Task, float]) -> None:
         self.sc = sc
@@ -657,6 +659,10 @@ class _Loads:
         self.sw: dict[str, float] = {}
         self.sw_cap: dict[str, float] = {}
         self.members: dict[tuple[Task, str], int] = {}
+        self.over: set[Link] = set()
+        self.sw_over: set[str] = set()
+        self._rank: dict[Link, int] = {}  # insertion order of ``load``'s keys (ties in worst())
+        self._sw_rank: dict[str, int] = {}
         for s in sc.switches():
             room = switch_room(s)
             if s.programmable and room is not None:
@@ -669,33 +675,42 @@ class _Loads:
                 self._add_path(lay.wpath[n], rate[task])
                 s = lay.node[n]
                 if s != task.ps:
+                    self._sw_rank.setdefault(s, len(self._sw_rank))
                     self.sw[s] = self.sw.get(s, 0.0) + rate[task]
                     self.members[(task, s)] = self.members.get((task, s), 0) + 1
             for s, p in lay.apath.items():
                 if self.members.get((task, s)):
                     self._add_path(p, rate[task])
+        self.over = {e for e, ld in self.load.items() if ld - self.cap[e] > 1e-9}
+        self.sw_over = {s for s, ld in self.sw.items() if s in self.sw_cap and ld - self.sw_cap[s] > 1e-9}
 
     def _add_path(self, p: list[str], r: float) -> None:
         for e in zip(p, p[1:], strict=False):
+            self._rank.setdefault(e, len(self._rank))
             self.load[e] = self.load.get(e, 0.0) + r
 
     def worst(self) -> tuple[str, Any, float]:
-        """The most overloaded link or switch: (kind, which, Gbps over), kind '' when none."""
+        """The most overloaded link or switch: (kind, which, Gbps over), kind '' when none (ties:
+        the first in link, then switch, order of first load)."""
         best: tuple[str, Any, float] = ("", None, 1e-9)
-        for e, ld in self.load.items():
+        for e in sorted(self.over, key=self._rank.__getitem__):
+            ld = self.load[e]
             if ld - self.cap[e] > best[2]:
                 best = ("link", e, ld - self.cap[e])
-        for s, ld in self.sw.items():
-            if s in self.sw_cap and ld - self.sw_cap[s] > best[2]:
+        for s in sorted(self.sw_over, key=self._sw_rank.__getitem__):
+            ld = self.sw[s]
+            if ld - self.sw_cap[s] > best[2]:
                 best = ("switch", s, ld - self.sw_cap[s])
         return best
 
     def delta(self, changes: dict[Link, float], sw_changes: dict[str, float]) -> float:
         """Change of the total overload if the given load changes were applied."""
         d = 0.0
+        load, cap = self.load, self.cap
         for e, c in changes.items():
-            old = self.load.get(e, 0.0)
-            d += max(old + c - self.cap[e], 0.0) - max(old - self.cap[e], 0.0)
+            old = load.get(e, 0.0)
+            room = cap[e]
+            d += max(old + c - room, 0.0) - max(old - room, 0.0)
         for s, c in sw_changes.items():
             if s in self.sw_cap:
                 old = self.sw.get(s, 0.0)
@@ -704,9 +719,76 @@ class _Loads:
 
     def apply(self, changes: dict[Link, float], sw_changes: dict[str, float]) -> None:
         for e, c in changes.items():
-            self.load[e] = self.load.get(e, 0.0) + c
+            self._rank.setdefault(e, len(self._rank))
+            ld = self.load[e] = self.load.get(e, 0.0) + c
+            if ld - self.cap[e] > 1e-9:
+                self.over.add(e)
+            else:
+                self.over.discard(e)
         for s, c in sw_changes.items():
-            self.sw[s] = self.sw.get(s, 0.0) + c
+            self._sw_rank.setdefault(s, len(self._sw_rank))
+            ld = self.sw[s] = self.sw.get(s, 0.0) + c
+            if s in self.sw_cap and ld - self.sw_cap[s] > 1e-9:
+                self.sw_over.add(s)
+            else:
+                self.sw_over.discard(s)
+
+
+class _MoverIndex:
+    """Which workers' own flows cross a link, and which workers an aggregation node holds, kept
+    up to date as the repair moves workers: finding the workers to try moving costs what crosses
+    the overloaded link, not a scan of every worker's path. Movers come out in the order a scan
+    of the layouts would give (task order, then worker order), so results do not change."""
+
+    def __init__(self, layouts: dict[Task, Layout]) -> None:
+        self.rank: dict[tuple[Task, str], tuple[int, int]] = {}
+        self.wcross: dict[Link, set[tuple[Task, str]]] = defaultdict(set)
+        self.acr: dict[Link, set[tuple[Task, str]]] = defaultdict(set)
+        self.held: dict[tuple[Task, str], set[str]] = defaultdict(set)
+        for ti, (task, lay) in enumerate(layouts.items()):
+            for wi, n in enumerate(lay.workers):
+                self.rank[(task, n)] = (ti, wi)
+                self._path(task, n, lay.wpath[n], True)
+                self.held[(task, lay.node[n])].add(n)
+            for s0, ap in lay.apath.items():
+                self.add_agg(task, s0, ap)
+
+    def _path(self, task: Task, n: str, p: list[str], add: bool) -> None:
+        for e in zip(p, p[1:], strict=False):
+            if add:
+                self.wcross[e].add((task, n))
+            else:
+                self.wcross[e].discard((task, n))
+
+    def add_agg(self, task: Task, s0: str, ap: list[str]) -> None:
+        for e in zip(ap, ap[1:], strict=False):
+            self.acr[e].add((task, s0))
+
+    def drop_agg(self, task: Task, s0: str, ap: list[str]) -> None:
+        for e in zip(ap, ap[1:], strict=False):
+            self.acr[e].discard((task, s0))
+
+    def move(self, task: Task, n: str, old: str, old_path: list[str], new: str, new_path: list[str]) -> None:
+        self._path(task, n, old_path, False)
+        self._path(task, n, new_path, True)
+        self.held[(task, old)].discard(n)
+        self.held[(task, new)].add(n)
+
+    def movers(self, kind: str, which: Any, layouts: dict[Task, Layout],
+               members: dict[tuple[Task, str], int]) -> list[tuple[Task, str]]:
+        """Workers on the overloaded switch, or whose own flow (raw to their node, or the
+        aggregate they alone form) crosses the overloaded link."""
+        found: set[tuple[Task, str]] = set()
+        if kind == "switch":
+            for task in layouts:
+                if which != task.ps:
+                    found.update((task, n) for n in self.held.get((task, which), ()))
+        else:
+            found.update(self.wcross.get(which, ()))
+            for task, s0 in self.acr.get(which, ()):
+                if s0 != task.ps and members.get((task, s0)) == 1:
+                    found.update((task, n) for n in self.held.get((task, s0), ()))
+        return sorted(found, key=self.rank.__getitem__)
 
 
 def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout], rate: dict[Task, float],
@@ -719,8 +801,9 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
     whose own flow crosses it (raw to their node, or the aggregate they alone form), try every other
     candidate node of theirs (another switch with room under its fan-in limit, or the PS) on a
     seeded shortest path and apply the move that lowers the total overload most. Stops when
-    nothing is overloaded, when no move helps, or at the time limit. Returns the new layouts, the
-    number of moves and whether nothing is overloaded at the given rates."""
+    nothing is overloaded, when no move helps, after ``max_moves`` moves (default: four per worker)
+    or at the time limit. Returns the new layouts, the number of moves and whether nothing is
+    overloaded at the given rates."""
     layouts = {t: lay.copy() for t, lay in layouts.items()}
     loads = _Loads(sc, layouts, rate)
     limit = {s.id: fan_in_limit(s) for s in sc.switches() if s.programmable}
@@ -730,27 +813,14 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
     max_moves = max_moves if max_moves is not None else 4 * sum(len(lay.workers) for lay in layouts.values())
     paths = cands.paths
     feasible = False
+    index = _MoverIndex(layouts)
     while moves < max_moves:
         deadline.check(cancel)
         kind, which, _ = loads.worst()
         if not kind:
             feasible = True
             break
-        movers: list[tuple[Task, str]] = []
-        for task, lay in layouts.items():
-            for n in lay.workers:
-                s = lay.node[n]
-                if kind == "switch":
-                    if s == which:
-                        movers.append((task, n))
-                    continue
-                p = lay.wpath[n]
-                hit = any(e == which for e in zip(p, p[1:], strict=False))
-                if not hit and s != task.ps and loads.members.get((task, s)) == 1:
-                    ap = lay.apath[s]
-                    hit = any(e == which for e in zip(ap, ap[1:], strict=False))
-                if hit:
-                    movers.append((task, n))
+        movers = index.movers(kind, which, layouts, loads.members)
         if len(movers) > 48:
             movers = rng.sample(movers, 48)
         best: tuple[float, Any] | None = None
@@ -844,9 +914,11 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
         if best[1][0] == "group":
             _, task, s0, node, new_paths, ch, sw = best[1]
             lay = layouts[task]
+            index.drop_agg(task, s0, lay.apath[s0])
             del lay.apath[s0]
             loads.members[(task, s0)] = 0
             for n, wp in new_paths.items():
+                index.move(task, n, lay.node[n], lay.wpath[n], node, wp)
                 lay.node[n] = node
                 lay.wpath[n] = wp
                 if node != task.ps:
@@ -858,15 +930,18 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
         tabu.setdefault(task, set()).add(n)
         lay = layouts[task]
         cur = lay.node[n]
+        index.move(task, n, cur, lay.wpath[n], node, wp)
         if cur != task.ps:
             loads.members[(task, cur)] -= 1
             if not loads.members[(task, cur)]:
+                index.drop_agg(task, cur, lay.apath[cur])
                 del lay.apath[cur]
         lay.node[n] = node
         lay.wpath[n] = wp
         if node != task.ps:
             if not loads.members.get((task, node)):
                 lay.apath[node] = apath
+                index.add_agg(task, node, apath)
             loads.members[(task, node)] = loads.members.get((task, node), 0) + 1
         loads.apply(ch, sw)
         moves += 1
@@ -930,6 +1005,11 @@ class GridPlanner:
             Param("repair", bool, True,
                   "repair the best rounding (move workers off overloaded links) and compare with the "
                   "ATP-style plan on the same routes; off: the paper's rounding only"),
+            Param("repair_budget", float, 1.0,
+                  "the repair moves workers at most this many times per worker flow in all (its time "
+                  "grows with the moves; a count, so a seed gives the same plan on any machine); "
+                  "0: only the time limit bounds it",
+                  min=0.0, max=1000.0),
         )
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
@@ -998,13 +1078,20 @@ class GridPlanner:
                 moves_total = 0
                 repaired: float | None = None
                 lo, hi = min(best[1] / sol.objective, 1.0), 1.0
+                # a budget of moves over all steps (each step takes about one move per worker
+                # flow on leaf-spine lambda = 3; the time goes with the moves)
+                share = float(params.get("repair_budget", 1.0))
+                flows = sum(len(lay.workers) for lay in rounded[2].values())
+                budget = max(int(share * flows), 1) if share > 0 else None
                 for it in range(REPAIR_STEPS):
                     theta = hi if it == 0 else 0.5 * (lo + hi)
-                    if hi <= lo * 1.02:
+                    if hi <= lo * 1.02 or (budget is not None and moves_total >= budget):
                         break
                     target = {t: theta * sol.task_rate.get(t, 0.0) for t in sc.tasks()}
                     rng = rng_for(seed, self.name, "repair", it)
-                    fixed, moves, fits = repair_layouts(sc, cands, rounded[2], target, rng, deadline, cancel)
+                    fixed, moves, fits = repair_layouts(
+                        sc, cands, rounded[2], target, rng, deadline, cancel,
+                        max_moves=None if budget is None else budget - moves_total)
                     moves_total += moves
                     routes1 = {t: lay.routes() for t, lay in fixed.items()}
                     plan1, ev1 = finish_plan(sc, routes1, split, PlannerInfo(self.name), sol.bound)
@@ -1025,6 +1112,7 @@ class GridPlanner:
                            f"step {it + 1}: best {best[1]:.6g}", incumbent=best[1])
                 extra["repaired_objective"] = repaired if repaired is not None else rounded[1]
                 extra["repair_moves"] = moves_total
+                extra["repair_limit"] = f"{budget} moves" if budget is not None else "time limit"
         except OutOfTime as exc:
             cut = str(exc)
         plan, objective = best
