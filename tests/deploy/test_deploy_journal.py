@@ -321,6 +321,8 @@ def test_third_ctrl_c_aborts_and_says_where_each_switch_is(bed, capsys):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(WAIT) == 130
     gate.release.set()
+    # the process has exited, but the thread reading its stderr may not have the last line yet
+    bed.wait_stderr("aborted during the rollback")
     line = next(x for x in bed.stderr if "aborted during the rollback" in x)
     assert "new plan:" in line or "between plans:" in line
     assert "deploy --recover" in line
