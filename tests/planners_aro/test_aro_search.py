@@ -17,12 +17,14 @@ from inaplanner.planners.aro.planner import (
     SINGLE,
     _Clock,
     _main_term,
+    _Record,
     _search,
     direction_candidates,
     rate_candidates,
 )
 from inaplanner.planners.aro.rates import structural_bound
 from inaplanner.planners.aro.routes import generate_routes
+from inaplanner.planners.base import Progress
 from inaplanner.planners.routing import shortest_dag
 
 MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
@@ -75,8 +77,8 @@ def test_direction_candidates_complete_for_equal_weights(make_leaf_spine):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
-    """_refute never refutes a level some plan reaches (exhaustive search knows the best), and a
-    'feasible' answer comes with flows; far above the optimum the corners are refuted."""
+    """_cover never refutes a level some plan reaches (exhaustive search knows the best), and a
+    'feasible' answer comes with flows; far above the optimum every box is refuted."""
     sc = make_leaf_spine(seed, **MJMT2)
     graphs = graphs_of(sc)
     objective = objective_for(sc, sc.tasks())
@@ -91,7 +93,8 @@ def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
     upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).bound for g in graphs]
     verdicts = {}
     for factor in (0.5, 1.0, 1.001, 1.5, 4.0):
-        verdict, flows = aro._refute(sc, graphs, objective, upper, main * factor, _Clock(30), CancelToken())
+        verdict, flows = aro._cover(sc, graphs, objective, upper, main * factor, _Clock(30), CancelToken(),
+                                    _Record(Progress()), {})
         verdicts[factor] = verdict
         if factor <= 1.0:
             assert verdict != "refuted"  # this level is reached by the optimal plan

@@ -612,6 +612,14 @@ class LabelLayer(_Layer):
             self.dropped += 1
             return False
 
+        def plate(box: QRectF, text: str, colour: QColor | None = None) -> None:
+            """A label on the background colour, in a box ``place`` accepted."""
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(background)
+            painter.drawRect(box)
+            painter.setPen(colour if colour is not None else QColor(colours.label))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+
         xy = ctl.node_xy
         ov = ctl.overlay
         st = getattr(ctl, "zstate", None)
@@ -632,11 +640,7 @@ class LabelLayer(_Layer):
                 else:
                     box = QRectF((a.x() + b.x()) / 2 - w / 2 - 2, a.y() + 3, w + 4, fmb.height())
                 if place(box):
-                    painter.setPen(Qt.PenStyle.NoPen)
-                    painter.setBrush(background)
-                    painter.drawRect(box)
-                    painter.setPen(QColor(colours.label))
-                    painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                    plate(box, text)
             painter.setFont(self.font)
             # bundle labels (max / mean), worst first
             if ov is not None and ov.link_count == ctl.link_segments.shape[0] and st.bundle_count:
@@ -660,11 +664,7 @@ class LabelLayer(_Layer):
                     w = fm.horizontalAdvance(text)
                     box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
                     if place(box):
-                        painter.setPen(Qt.PenStyle.NoPen)
-                        painter.setBrush(background)
-                        painter.drawRect(box)
-                        painter.setPen(QColor(colours.label))
-                        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                        plate(box, text)
         far_names = False  # zoomed far out on a grouped network: the few single switches get names
         if lod == "far":
             is_sw = np.asarray(ctl.node_is_switch, dtype=bool)
@@ -756,12 +756,8 @@ class LabelLayer(_Layer):
                 box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
                 if not place(box):
                     continue
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(background)
-                painter.drawRect(box)
-                painter.setPen(QColor(COLOURS[int(ov.link_class[i])] if violated else colours.label))
                 painter.setFont(f)
-                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                plate(box, text, QColor(COLOURS[int(ov.link_class[i])] if violated else colours.label))
             painter.setFont(self.font)
         # 5. port numbers at switch ends, near zoom only
         if lod == "near" and seg.shape[0]:

@@ -594,7 +594,7 @@ class AroPlanner:
         relaxation usually settles it) or above a task's own optimum, so is the whole box. A
         feasible p splits the box's widest interval; boxes narrower than ``COVER_TOL`` T_s stop
         the search (the level is then within that of a feasible point). With one task per job
-        this is a single check; with the coarsest box it is :meth:`_refute`'s corners."""
+        this is a single check."""
         per_job: dict[int, list[int]] = {}
         for i, s in enumerate(objective.job_of):
             per_job.setdefault(s, []).append(i)
@@ -648,59 +648,6 @@ class AroPlanner:
             low[j] = (box[j][0], mid)
             high[j] = (mid, box[j][1])
             stack.extend([low, high])
-        return "refuted", None
-
-    def _refute(
-        self,
-        sc: Scenario,
-        graphs: list[TaskGraph],
-        objective: Objective,
-        upper: list[float],
-        level: float,
-        clock: _Clock,
-        cancel: CancelToken,
-    ) -> tuple[str, list[Flows] | None]:
-        """Prove that no plan reaches ``level`` in the main term (the job throughput for SJMT,
-        min_s beta_s T_s for MJMT): ('refuted', None), ('feasible', flows) or ('unknown', None).
-
-        A plan reaching it gives each job s a throughput of at least T = level / beta_s, so one of
-        its m tasks sends at least T / m and every task j at least T minus the single-task bounds
-        of the job's other tasks. Plans are downward closed, so the plan is feasible at one
-        of those corner rate vectors (one per choice of the large task in each job); when every
-        corner is infeasible, no plan reaches the level. Up to 64 corners are tried."""
-        per_job: dict[int, list[int]] = {}
-        for i, s in enumerate(objective.job_of):
-            per_job.setdefault(s, []).append(i)
-        choices = []
-        for s, tasks in per_job.items():
-            need = level / objective.weights[s] if objective.kind == "MJMT" else level
-            opts = []
-            for big in tasks:
-                corner = {}
-                for j in tasks:
-                    rest = sum(upper[k] for k in tasks if k != j)
-                    corner[j] = max(need - rest, need / len(tasks) if j == big else 0.0)
-                if corner not in opts:
-                    opts.append(corner)
-            choices.append(opts)
-        if math.prod(len(c) for c in choices) > 64:
-            return "unknown", None
-        refuted_one = False
-        for combo in itertools.product(*choices):
-            rates = [0.0] * len(graphs)
-            for corner in combo:
-                for j, r in corner.items():
-                    rates[j] = r
-            if any(r > u * (1 + 1e-9) for r, u in zip(rates, upper, strict=True)):
-                continue  # a task above its own optimum: infeasible already
-            # once a corner is refuted the others are expected to be too: no greedy attempts
-            status, flows = self._feasible(sc, graphs, rates, clock, cancel, heuristics=False,
-                                           greedy=not refuted_one)
-            if status == "feasible":
-                return "feasible", flows
-            if status != "infeasible":
-                return "unknown", None
-            refuted_one = True
         return "refuted", None
 
     def _single(
