@@ -67,6 +67,9 @@ def child(spec: dict) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
+    # run_planner's import of the formats (schema and hashing, ~0.1 s) is not planning time: the
+    # CLI and the GUI have it loaded already, and grid-authors (called directly below) never pays it
+    import inaplanner.io.native  # noqa: F401
     from inaplanner.evaluate import evaluate
     from inaplanner.planners import get, run_planner
 

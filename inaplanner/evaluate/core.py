@@ -27,7 +27,7 @@ Rules applied (numbers as in CONTRACTS.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -182,6 +182,24 @@ class Evaluation:
     def switch_load(self) -> np.ndarray:
         """(S,) aggregation load per switch, background included."""
         return self.rates @ self.agg_inputs + self.switch_background
+
+    def at_rates(self, rates: np.ndarray) -> Evaluation:
+        """The same routes at other task rates (finite and >= 0, in ``tasks`` order): loads,
+        capacity violations (rules 3-4) and the objective again from the flows already counted,
+        without walking the routes again; the rule 5-6 violations do not depend on rates and are
+        kept. Equal to :func:`evaluate` of the plan with those rates; the caller sets the plan's
+        own rates to match."""
+        r = np.asarray(rates, dtype=float).copy()
+        if r.shape != self.rates.shape or not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise ValueError("at_rates: one finite rate >= 0 per task")
+        ev = replace(self, rates=r)
+        ev.violations = _violations(ev) + self.rule_violations
+        thr: dict[str, float] = {j.id: 0.0 for j in self.scenario.jobs}
+        for t, rate in zip(self.tasks, r, strict=True):
+            thr[t.job] += float(rate)
+        ev.job_throughput = thr
+        ev.objective, ev.objective_kind = objective_of(self.scenario, thr)
+        return ev
 
     def task_rate(self, job: str, ps: str) -> float:
         return float(self.rates[self.tasks.index(Task(job, ps))])

@@ -149,7 +149,7 @@ class Scenario:
 
     def touch(self) -> None:
         """Forget derived data after an in-place edit."""
-        for key in ("_node_index", "_link_index", "_ports", "_pipelines"):
+        for key in ("_node_index", "_link_index", "_incident", "_ports", "_pipelines"):
             self.__dict__.pop(key, None)
 
     @cached_property
@@ -162,6 +162,14 @@ class Scenario:
         for i, link in enumerate(self.links):
             index[(link.a, link.b)] = i
             index[(link.b, link.a)] = i
+        return index
+
+    @cached_property
+    def _incident(self) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = {}
+        for i, link in enumerate(self.links):
+            index.setdefault(link.a, []).append(i)
+            index.setdefault(link.b, []).append(i)
         return index
 
     def node(self, node_id: str) -> Node:
@@ -190,8 +198,12 @@ class Scenario:
         i = self._link_index.get((a, b))
         return None if i is None else self.links[i]
 
+    def links_of(self, node_id: str) -> list[Link]:
+        """The links with ``node_id`` at one end, in ``links`` order."""
+        return [self.links[i] for i in self._incident.get(node_id, ())]
+
     def neighbours(self, node_id: str) -> list[str]:
-        return [lk.other(node_id) for lk in self.links if node_id in (lk.a, lk.b)]
+        return [lk.other(node_id) for lk in self.links_of(node_id)]
 
     def tasks(self) -> list[Task]:
         """Every (job, PS) pair, in job order then PS order."""

@@ -89,7 +89,7 @@ from inaplanner.planners.ina_common import (
 )
 from inaplanner.planners.paths import PATH_LIMIT, Paths
 from inaplanner.planners.rounding import draw
-from inaplanner.planners.solver import CancelToken, new_variable, solve
+from inaplanner.planners.solver import CancelToken, WarmLp, new_variable, solve
 
 RULES = {
     "updown": "up-down: switches on an up-down path worker -> switch -> PS (ARO section IV-A)",
@@ -385,32 +385,31 @@ def solve_gria(
         else:
             tie = "run"
             hold = best
+            warm = WarmLp(prob)  # each re-solve starts from the previous optimal basis
             if links == "model":
                 for e, row in terms.items():
-                    prob += pulp.LpAffineExpression(list(row.items())) <= caps[e]
-                step = _try_solve(prob, deadline, cancel)
+                    warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
+                step = _try_solve(warm, objective, False, deadline, cancel)
                 if step is not None:
                     hold = rounded_from = float(step.objective)
                     values = _values(x, r, lam)
-            prob += objective >= hold * (1.0 - 1e-7), "hold_objective"
-            prob.sense = pulp.LpMinimize
+            warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
             stages = []
             if links == "tie-break":
-                stages.append(_overload(terms, caps, prob, var))
+                stages.append(_overload(terms, caps, warm, var))
             hop_terms = []
             for (task, gi, s), v in r.items():
                 g = cands.groups[task][gi]
                 hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
             stages.append(pulp.lpSum(hop_terms))
             for si, stage in enumerate(stages):
-                prob.setObjective(stage)
-                step = _try_solve(prob, deadline, cancel)
+                step = _try_solve(warm, stage, True, deadline, cancel)
                 if step is None:
                     tie = "cut short by the time limit"
                     break
                 values = _values(x, r, lam)
                 if si + 1 < len(stages):
-                    prob += stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}"
+                    warm.add(stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}")
     xv, rv, lv = values
 
     def per_worker(vals: dict) -> dict[tuple[Task, str], dict[str, float]]:
@@ -433,13 +432,13 @@ def _room(sc: Scenario, e: Link) -> float:
     return max(lk.capacity - lk.background_from(e[0]), 0.0)
 
 
-def _try_solve(prob: pulp.LpProblem, deadline: Deadline, cancel: CancelToken | None):
-    """A follow-up solve in the time left; None when it yields nothing usable (the previous values
-    stay)."""
+def _try_solve(warm: WarmLp, objective: Any, minimize: bool, deadline: Deadline, cancel: CancelToken | None):
+    """A follow-up solve of ``objective`` in the time left, from the last basis; None when it yields
+    nothing usable (the previous values stay)."""
     if deadline.expired():
         return None
     try:
-        step = solve(prob, time_limit=deadline.solver_seconds(), cancel=cancel)
+        step = warm.solve(objective, minimize=minimize, time_limit=deadline.solver_seconds(), cancel=cancel)
     except PlanError:
         return None
     if step.objective is None or step.status != "optimal":
@@ -473,13 +472,13 @@ def _overload_value(terms: dict[Link, dict], caps: dict[Link, float]) -> float:
     return total
 
 
-def _overload(terms: dict[Link, dict], caps: dict[Link, float], prob: pulp.LpProblem, var):
+def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, var):
     """Sum over directed links of the Gbps above capacity (minus background) on the default paths;
-    adds one overload variable and row per used link to ``prob`` and returns the sum."""
+    adds one overload variable and row per used link to the model and returns the sum."""
     over = []
     for e, row in terms.items():
         o = var()
-        prob += o >= pulp.LpAffineExpression(list(row.items())) - caps[e]
+        warm.add(o >= pulp.LpAffineExpression(list(row.items())) - caps[e])
         over.append(o)
     return pulp.lpSum(over)
 
@@ -814,6 +813,27 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
     paths = cands.paths
     feasible = False
     index = _MoverIndex(layouts)
+    # one seeded draw per (worker, target, path to join) for the whole repair: the same candidate
+    # move is weighed again at every step its link stays the worst, and drawing its paths afresh
+    # each time was most of the repair's time (leaf-spine lambda = 3: 10-11 s instead of 17-23 s,
+    # the same objectives on lambda = 3, README)
+    drawn: dict[tuple, list[str] | None] = {}
+
+    def cached(key: tuple, make: Callable[[], list[str] | None]) -> list[str] | None:
+        if key not in drawn:
+            drawn[key] = make()
+        return drawn[key]
+
+    def to_ps(n: str, ps: str) -> list[str] | None:
+        return cached(("ps", n, ps), lambda: paths.random_shortest(n, ps, rng))
+
+    def agg_path(node: str, ps: str, start: int) -> list[str] | None:
+        return cached(("agg", node, ps, start), lambda: paths.random_shortest(node, ps, rng, start=start))
+
+    def join(n: str, node: str, apath: list[str], arrive: tuple[int, ...], checked: bool) -> list[str] | None:
+        return cached(("w", n, node, tuple(apath), arrive, checked),
+                      lambda: _worker_path(paths, n, node, apath, arrive, rng, checked))
+
     while moves < max_moves:
         deadline.check(cancel)
         kind, which, _ = loads.worst()
@@ -845,7 +865,7 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                 sw = dict(out_sw)
                 apath = None
                 if node == task.ps:
-                    wp = paths.random_shortest(n, node, rng)
+                    wp = to_ps(n, node)
                 else:
                     if loads.members.get((task, node), 0) >= limit[node]:
                         continue
@@ -853,12 +873,12 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                     if loads.members.get((task, node)):
                         apath = lay.apath[node]
                     else:
-                        apath = paths.random_shortest(node, task.ps, rng, start=start)
+                        apath = agg_path(node, task.ps, start)
                         if apath is None:
                             continue
                         for e in zip(apath, apath[1:], strict=False):
                             ch[e] = ch.get(e, 0.0) + r
-                    wp = _worker_path(paths, n, node, apath, arrive, rng, node in g.checked)
+                    wp = join(n, node, apath, arrive, node in g.checked)
                     sw[node] = sw.get(node, 0.0) + r
                 if wp is None:
                     continue
@@ -894,11 +914,10 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                         new_paths = {}
                         for n in ms:
                             if node == task.ps:
-                                wp = paths.random_shortest(n, node, rng)
+                                wp = to_ps(n, node)
                             else:
                                 _start, arrive = cands.agg[(task, node)]
-                                wp = _worker_path(paths, n, node, lay.apath[node], arrive, rng,
-                                                  node in groups[task][n].checked)
+                                wp = join(n, node, lay.apath[node], arrive, node in groups[task][n].checked)
                                 sw[node] = sw.get(node, 0.0) + r
                             if wp is None:
                                 break

@@ -106,9 +106,7 @@ def access_capacity(sc: Scenario, host: str, inbound: bool) -> float:
     """Sum over ``host``'s links of capacity minus background, toward the host when ``inbound``
     (a PS's ingress bandwidth B) or away from it (a worker's maximum sending rate T)."""
     total = 0.0
-    for lk in sc.links:
-        if host not in (lk.a, lk.b):
-            continue
+    for lk in sc.links_of(host):
         other = lk.other(host)
         bg = lk.background_from(other) if inbound else lk.background_from(host)
         total += max(lk.capacity - bg, 0.0)
@@ -158,10 +156,11 @@ def finish_plan(
             m[ti, jobs[t.job]] = max(split.get(t, 0.0), 0.0) / sc.job(t.job).weight
     alpha = progressive_filling(a @ m, b, m.any(axis=0))
     rates = m @ alpha
+    routed = ev  # the walk of the routes; only the rates change below
     for _ in range(8):
         for tp, r in zip(plan.tasks, rates, strict=True):
             tp.rate = float(r)
-        ev = evaluate(sc, plan)
+        ev = routed.at_rates(np.array([tp.rate for tp in plan.tasks]))
         if not ev.violations:
             break
         rates = rates * (1.0 - 1e-9)  # numerical safety only

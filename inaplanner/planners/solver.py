@@ -24,7 +24,7 @@ from inaplanner.errors import Cancelled, PlanError
 from inaplanner.progress import CancelToken, Progress, current_progress
 
 __all__ = [
-    "CancelToken", "SolveResult", "highs_status", "mip_reporter", "new_variable", "solve",
+    "CancelToken", "SolveResult", "WarmLp", "highs_status", "mip_reporter", "new_variable", "solve",
     "solver_name",
 ]
 
@@ -233,3 +233,84 @@ def _solve_cbc(prob: pulp.LpProblem, time_limit: float | None, gap: float | None
     if obj is not None:
         return SolveResult("timeout", obj, None, seconds, "CBC")
     raise PlanError(f"CBC stopped without a solution ({st})")
+
+
+class WarmLp:
+    """Follow-up solves of an LP that :func:`solve` has just solved with HiGHS, each started from
+    the previous optimal basis instead of from scratch (lexicographic tie-breaks: hold the first
+    objective, minimise a second one, and so on). Rows and variables added with :meth:`add` go
+    to the PuLP problem and to the live HiGHS model; :meth:`solve` sets a new objective, runs
+    HiGHS' simplex from the last basis and writes the values back to the PuLP variables. Without
+    highspy (the CBC fallback) every :meth:`solve` is a full :func:`solve`."""
+
+    def __init__(self, prob: pulp.LpProblem) -> None:
+        self.prob = prob
+        model = getattr(prob, "solverModel", None)
+        self.h = model if highspy is not None and isinstance(model, highspy.Highs) else None
+        self.col: dict[str, int] = {}
+        if self.h is not None:
+            self.col = {v.name: v.index for v in prob.variables()}
+
+    def _index(self, v: pulp.LpVariable) -> int:
+        k = self.col.get(v.name)
+        if k is None:
+            assert self.h is not None
+            inf = highspy.kHighsInf
+            lo = -inf if v.lowBound is None else float(v.lowBound)
+            hi = inf if v.upBound is None else float(v.upBound)
+            self.h.addCol(0.0, lo, hi, 0, [], [])
+            k = self.col[v.name] = self.h.getNumCol() - 1
+        return k
+
+    def add(self, constraint: pulp.LpConstraint, name: str | None = None) -> None:
+        self.prob += (constraint, name) if name else constraint
+        if self.h is None:
+            return
+        items = [(self._index(v), float(c)) for v, c in constraint.items() if c != 0]
+        inf = highspy.kHighsInf
+        lo, hi = constraint.getLb(), constraint.getUb()
+        self.h.addRow(-inf if lo is None else float(lo), inf if hi is None else float(hi), len(items),
+                      [k for k, _ in items], [c for _, c in items])
+
+    def solve(self, objective: pulp.LpAffineExpression | pulp.LpVariable, *, minimize: bool,
+              time_limit: float | None, cancel: CancelToken | None = None) -> SolveResult:
+        """Optimise ``objective`` over the rows so far; raises :class:`Cancelled` on cancel and
+        :class:`PlanError` when HiGHS ends without a solution."""
+        objective = pulp.LpAffineExpression(objective)
+        self.prob.setObjective(objective)
+        self.prob.sense = pulp.LpMinimize if minimize else pulp.LpMaximize
+        if self.h is None:
+            return solve(self.prob, time_limit=time_limit, cancel=cancel)
+        if cancel is not None:
+            cancel.check()
+        start = time.perf_counter()
+        h = self.h
+        n = h.getNumCol()
+        cost = [0.0] * n
+        for v, c in objective.items():
+            cost[self._index(v)] += float(c)
+        n = h.getNumCol()  # _index may have added columns
+        cost += [0.0] * (n - len(cost))
+        h.changeColsCost(n, list(range(n)), cost)
+        h.changeObjectiveOffset(float(objective.constant))
+        h.changeObjectiveSense(highspy.ObjSense.kMinimize if minimize else highspy.ObjSense.kMaximize)
+        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else highspy.kHighsInf)
+        h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible
+        h.setOptionValue("presolve", "off")
+        h.run()
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("cancelled")
+        status = h.getModelStatus()
+        has_sol = h.getInfo().primal_solution_status == 2
+        verdict = highs_status(status, has_sol)
+        if not has_sol or verdict in ("infeasible", "error"):
+            if verdict == "infeasible":
+                return SolveResult("infeasible", None, None, time.perf_counter() - start, solver_name())
+            raise PlanError(f"solver stopped without a solution ({status})")
+        values = h.getSolution().col_value
+        for v in self.prob.variables():
+            k = self.col.get(v.name)
+            v.varValue = values[k] if k is not None else None
+        obj = float(h.getInfo().objective_function_value)
+        return SolveResult(verdict if verdict != "feasible" else "timeout", obj,
+                           obj if verdict == "optimal" else None, time.perf_counter() - start, solver_name())

@@ -233,3 +233,43 @@ def test_unknown_task_and_bad_rate():
     ev = evaluate(sc, plan)
     assert any("not a finite number" in e for e in ev.errors)
     assert any("no such job/PS pair" in e for e in ev.errors)
+
+
+def test_at_rates_equals_a_fresh_evaluation():
+    """GRID's rounding loop re-rates one set of routes many times: the re-rated evaluation must be
+    the evaluator's verdict at those rates (loads, capacity violations, fan-in violations that do
+    not depend on rates, objective)."""
+    import copy
+    import random as _random
+
+    from inaplanner.planners import get, run_planner
+    from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
+
+    sc = fat_tree(4)
+    mark_programmable(sc, 0.5, pipelines=2, seed=3)
+    place_jobs(sc, 2, 2, 6, seed=3)
+    plan = run_planner(get("random"), sc, {"seed": 3})
+    for s in sc.switches():  # after planning: some aggregates now merge more than allowed
+        s.max_fan_in = 1
+    sc.touch()
+    base = evaluate(sc, plan)
+    assert any(v.kind == "fan_in" for v in base.violations)
+    rng = _random.Random(0)
+    kinds = set()
+    for _ in range(20):
+        rates = [rng.choice([0.0, rng.uniform(0, 60)]) for _ in base.tasks]
+        fresh_plan = copy.deepcopy(plan)
+        order = [(t.job, t.ps) for t in base.tasks]
+        for tp in fresh_plan.tasks:
+            tp.rate = rates[order.index((tp.job, tp.ps))]
+        fresh = evaluate(sc, fresh_plan)
+        fast = base.at_rates(np.array(rates))
+        assert [v.as_dict() for v in fast.violations] == [v.as_dict() for v in fresh.violations]
+        assert fast.objective == pytest.approx(fresh.objective)
+        assert fast.job_throughput == pytest.approx(fresh.job_throughput)
+        assert np.allclose(fast.link_load, fresh.link_load)
+        assert np.allclose(fast.switch_load, fresh.switch_load)
+        kinds |= {v.kind for v in fresh.violations}
+    assert {"link", "fan_in"} <= kinds  # both kinds of violation were compared
+    with pytest.raises(ValueError):
+        base.at_rates(np.array([-1.0] + [0.0] * (len(base.tasks) - 1)))

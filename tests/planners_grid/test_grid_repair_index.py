@@ -68,3 +68,41 @@ def test_incremental_movers_and_worst_equal_a_full_scan(monkeypatch, seed):
     plan = run_planner(get("grid"), sc, {"seed": seed, "time_limit": 120})
     assert plan.planner.params["repair_moves"] > 0  # the repair did move workers
     assert checked["movers"] > 10 and checked["nonempty"] > 10 and checked["worst"] > 10
+
+
+def test_repair_draws_each_candidate_path_once(monkeypatch):
+    """The repair weighs the same candidate moves at many steps; a worker's path to a target (or
+    an aggregate's path on to the PS) is drawn once per repair, not once per step (the old cost),
+    and the plan the moves lead to is still one the evaluator accepts."""
+    from collections import Counter
+
+    from inaplanner.evaluate import evaluate
+    from inaplanner.planners.paths import Paths
+
+    sc = fat_tree(8)
+    mark_programmable(sc, 0.2, pipelines=4, seed=1)
+    place_jobs(sc, 2, 2, 50, seed=1)
+    per_call: list[Counter] = []
+    draw0 = Paths.random_shortest
+    repair0 = G.repair_layouts
+
+    def draw(self, src, dst, rng, **kw):
+        if per_call and per_call[-1] is not None:
+            per_call[-1][(src, dst)] += 1
+        return draw0(self, src, dst, rng, **kw)
+
+    def repair(*a, **k):
+        per_call.append(Counter())
+        try:
+            return repair0(*a, **k)
+        finally:
+            per_call.append(None)
+
+    monkeypatch.setattr(Paths, "random_shortest", draw)
+    monkeypatch.setattr(G, "repair_layouts", repair)
+    plan = run_planner(get("grid"), sc, {"seed": 1, "time_limit": 120})
+    calls = [c for c in per_call if c]
+    assert plan.planner.params["repair_moves"] > 0 and calls
+    # a pair is drawn again only for another path to join (a new aggregate's path), which is rare
+    assert max(max(c.values()) for c in calls) <= 3, [c.most_common(3) for c in calls]
+    assert evaluate(sc, plan).feasible
