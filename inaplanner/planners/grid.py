@@ -376,7 +376,12 @@ def solve_gria(
     tie = "not run"
     always = links == "tie-break-always"  # for measurements: the re-solves even when useless
     links = "tie-break" if always else links
-    if links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired():
+    if links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired() \
+            and deadline.remaining() < res.seconds:
+        # the link rows and a re-solve cost about what the first solve did (fat-tree k=32 with
+        # 1,000 workers per job: 39 s, then 35 s and 0.8 GB for the rows alone)
+        tie = "skipped: less time left than the first solve took"
+    elif links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired():
         terms = _link_terms(cands, r, y, mult)
         caps = {e: _room(sc, e) for e in terms}
         over = _overload_value(terms, caps)
@@ -384,32 +389,11 @@ def solve_gria(
             tie = "skipped: the optimum overloads no link of its default paths"
         else:
             tie = "run"
-            hold = best
-            warm = WarmLp(prob)  # each re-solve starts from the previous optimal basis
-            if links == "model":
-                for e, row in terms.items():
-                    warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
-                step = _try_solve(warm, objective, False, deadline, cancel)
-                if step is not None:
-                    hold = rounded_from = float(step.objective)
-                    values = _values(x, r, lam)
-            warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
-            stages = []
-            if links == "tie-break":
-                stages.append(_overload(terms, caps, warm, var))
-            hop_terms = []
-            for (task, gi, s), v in r.items():
-                g = cands.groups[task][gi]
-                hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
-            stages.append(pulp.lpSum(hop_terms))
-            for si, stage in enumerate(stages):
-                step = _try_solve(warm, stage, True, deadline, cancel)
-                if step is None:
-                    tie = "cut short by the time limit"
-                    break
-                values = _values(x, r, lam)
-                if si + 1 < len(stages):
-                    warm.add(stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}")
+            try:
+                values, rounded_from = _tie_break(prob, objective, best, links, terms, caps, cands, r, mult,
+                                                  var, deadline, cancel, lambda: _values(x, r, lam), values)
+            except OutOfTime:
+                tie = "cut short by the time limit"
     xv, rv, lv = values
 
     def per_worker(vals: dict) -> dict[tuple[Task, str], dict[str, float]]:
@@ -430,6 +414,43 @@ def _room(sc: Scenario, e: Link) -> float:
     lk = sc.link_between(*e)
     assert lk is not None
     return max(lk.capacity - lk.background_from(e[0]), 0.0)
+
+
+def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, terms: dict, caps: dict,
+               cands: Candidates, r: dict, mult: dict, var: Callable, deadline: Deadline,
+               cancel: CancelToken | None, read: Callable[[], tuple], values: tuple) -> tuple[tuple, float]:
+    """The re-solves of :func:`solve_gria`'s link tie-break, each from the last basis: (``model``)
+    Eq. (1) with the default paths' link capacities, then, holding the objective, (``tie-break``)
+    the least overload of those links, then the fewest hop-Gbps. Returns the values of the last
+    stage solved and the objective the rounding starts from; :class:`OutOfTime` when the limit
+    cuts the building of a stage (the caller keeps the first optimum's values)."""
+    rounded_from = best
+    hold = best
+    warm = WarmLp(prob)
+    if links == "model":
+        for e, row in terms.items():
+            warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
+        step = _try_solve(warm, objective, False, deadline, cancel)
+        if step is not None:
+            hold = rounded_from = float(step.objective)
+            values = read()
+    warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
+    stages = []
+    if links == "tie-break":
+        stages.append(_overload(terms, caps, warm, var, deadline, cancel))
+    hop_terms = []
+    for (task, gi, s), v in r.items():
+        g = cands.groups[task][gi]
+        hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
+    stages.append(pulp.lpSum(hop_terms))
+    for si, stage in enumerate(stages):
+        step = _try_solve(warm, stage, True, deadline, cancel)
+        if step is None:
+            raise OutOfTime("the link tie-break was cut short by the time limit")
+        values = read()
+        if si + 1 < len(stages):
+            warm.add(stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}")
+    return values, rounded_from
 
 
 def _try_solve(warm: WarmLp, objective: Any, minimize: bool, deadline: Deadline, cancel: CancelToken | None):
@@ -472,11 +493,14 @@ def _overload_value(terms: dict[Link, dict], caps: dict[Link, float]) -> float:
     return total
 
 
-def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, var):
+def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, var, deadline: Deadline,
+              cancel: CancelToken | None):
     """Sum over directed links of the Gbps above capacity (minus background) on the default paths;
     adds one overload variable and row per used link to the model and returns the sum."""
     over = []
-    for e, row in terms.items():
+    for n, (e, row) in enumerate(terms.items()):
+        if n % 256 == 0:
+            deadline.check(cancel)
         o = var()
         warm.add(o >= pulp.LpAffineExpression(list(row.items())) - caps[e])
         over.append(o)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pulp
 
 from inaplanner.errors import Cancelled, PlanError
@@ -238,60 +239,84 @@ def _solve_cbc(prob: pulp.LpProblem, time_limit: float | None, gap: float | None
 class WarmLp:
     """Follow-up solves of an LP that :func:`solve` has just solved with HiGHS, each started from
     the previous optimal basis instead of from scratch (lexicographic tie-breaks: hold the first
-    objective, minimise a second one, and so on). Rows and variables added with :meth:`add` go
-    to the PuLP problem and to the live HiGHS model; :meth:`solve` sets a new objective, runs
-    HiGHS' simplex from the last basis and writes the values back to the PuLP variables. Without
-    highspy (the CBC fallback) every :meth:`solve` is a full :func:`solve`."""
+    objective, minimise a second one, and so on). Rows and variables given to :meth:`add` go to
+    the live HiGHS model in one batch before the next :meth:`solve`, which sets a new objective,
+    runs HiGHS' primal simplex from the last basis and writes the values back to the PuLP
+    variables of the first solve (new variables get theirs too). Without highspy (the CBC
+    fallback) rows go to the PuLP problem and every :meth:`solve` is a full :func:`solve`."""
 
     def __init__(self, prob: pulp.LpProblem) -> None:
         self.prob = prob
         model = getattr(prob, "solverModel", None)
         self.h = model if highspy is not None and isinstance(model, highspy.Highs) else None
         self.col: dict[str, int] = {}
+        self.new_vars: list[pulp.LpVariable] = []
+        self._cols: list[tuple[float, float]] = []  # bounds of columns not yet in the model
+        self._rows: list[tuple[float, float, list[int], list[float]]] = []
         if self.h is not None:
             self.col = {v.name: v.index for v in prob.variables()}
+            self._n = self.h.getNumCol()
 
     def _index(self, v: pulp.LpVariable) -> int:
         k = self.col.get(v.name)
         if k is None:
-            assert self.h is not None
-            inf = highspy.kHighsInf
-            lo = -inf if v.lowBound is None else float(v.lowBound)
-            hi = inf if v.upBound is None else float(v.upBound)
-            self.h.addCol(0.0, lo, hi, 0, [], [])
-            k = self.col[v.name] = self.h.getNumCol() - 1
+            lo = -math.inf if v.lowBound is None else float(v.lowBound)
+            hi = math.inf if v.upBound is None else float(v.upBound)
+            self._cols.append((lo, hi))
+            self.new_vars.append(v)
+            k = self.col[v.name] = self._n
+            self._n += 1
         return k
 
     def add(self, constraint: pulp.LpConstraint, name: str | None = None) -> None:
-        self.prob += (constraint, name) if name else constraint
         if self.h is None:
+            self.prob += (constraint, name) if name else constraint
             return
         items = [(self._index(v), float(c)) for v, c in constraint.items() if c != 0]
-        inf = highspy.kHighsInf
         lo, hi = constraint.getLb(), constraint.getUb()
-        self.h.addRow(-inf if lo is None else float(lo), inf if hi is None else float(hi), len(items),
-                      [k for k, _ in items], [c for _, c in items])
+        self._rows.append((-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi),
+                           [k for k, _ in items], [c for _, c in items]))
+
+    def _flush(self) -> None:
+        assert self.h is not None
+        inf = highspy.kHighsInf
+        if self._cols:
+            n = len(self._cols)
+            self.h.addCols(n, np.zeros(n), np.array([max(lo, -inf) for lo, _ in self._cols]),
+                           np.array([min(hi, inf) for _, hi in self._cols]), 0,
+                           np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+            self._cols = []
+        if self._rows:
+            starts, idx, val = [], [], []
+            for _lo, _hi, i, v in self._rows:
+                starts.append(len(idx))
+                idx.extend(i)
+                val.extend(v)
+            self.h.addRows(len(self._rows), np.array([max(r[0], -inf) for r in self._rows]),
+                           np.array([min(r[1], inf) for r in self._rows]), len(idx),
+                           np.array(starts, dtype=np.int32), np.array(idx, dtype=np.int32),
+                           np.array(val, dtype=float))
+            self._rows = []
 
     def solve(self, objective: pulp.LpAffineExpression | pulp.LpVariable, *, minimize: bool,
               time_limit: float | None, cancel: CancelToken | None = None) -> SolveResult:
         """Optimise ``objective`` over the rows so far; raises :class:`Cancelled` on cancel and
         :class:`PlanError` when HiGHS ends without a solution."""
         objective = pulp.LpAffineExpression(objective)
-        self.prob.setObjective(objective)
-        self.prob.sense = pulp.LpMinimize if minimize else pulp.LpMaximize
         if self.h is None:
+            self.prob.setObjective(objective)
+            self.prob.sense = pulp.LpMinimize if minimize else pulp.LpMaximize
             return solve(self.prob, time_limit=time_limit, cancel=cancel)
         if cancel is not None:
             cancel.check()
         start = time.perf_counter()
         h = self.h
-        n = h.getNumCol()
-        cost = [0.0] * n
-        for v, c in objective.items():
-            cost[self._index(v)] += float(c)
-        n = h.getNumCol()  # _index may have added columns
-        cost += [0.0] * (n - len(cost))
-        h.changeColsCost(n, list(range(n)), cost)
+        terms = [(self._index(v), float(c)) for v, c in objective.items()]  # may add columns
+        cost = np.zeros(self._n)
+        for k, c in terms:
+            cost[k] += c
+        self._flush()
+        h.changeColsCost(self._n, np.arange(self._n, dtype=np.int32), cost)
         h.changeObjectiveOffset(float(objective.constant))
         h.changeObjectiveSense(highspy.ObjSense.kMinimize if minimize else highspy.ObjSense.kMaximize)
         h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else highspy.kHighsInf)
@@ -308,7 +333,7 @@ class WarmLp:
                 return SolveResult("infeasible", None, None, time.perf_counter() - start, solver_name())
             raise PlanError(f"solver stopped without a solution ({status})")
         values = h.getSolution().col_value
-        for v in self.prob.variables():
+        for v in [*self.prob.variables(), *self.new_vars]:
             k = self.col.get(v.name)
             v.varValue = values[k] if k is not None else None
         obj = float(h.getInfo().objective_function_value)

@@ -106,3 +106,4 @@ def test_repair_draws_each_candidate_path_once(monkeypatch):
     # a pair is drawn again only for another path to join (a new aggregate's path), which is rare
     assert max(max(c.values()) for c in calls) <= 3, [c.most_common(3) for c in calls]
     assert evaluate(sc, plan).feasible
+
