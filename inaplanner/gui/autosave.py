@@ -73,7 +73,7 @@ def read_recovery(path: Path) -> tuple[Any, str | None]:
     """(scenario, the path the user was editing) from a recovery file."""
     doc = read_json(path)
     meta = doc.pop(RECOVERY_KEY, {}) if isinstance(doc, dict) else {}
-    sc = scenario_from_dict(doc, str(path))
+    sc = scenario_from_dict(doc, str(path), tree_checked=True)
     original = meta.get("path") if isinstance(meta, dict) else None
     return sc, original if isinstance(original, str) else None
 

@@ -41,7 +41,7 @@ def read_scenario(path: str) -> tuple[Scenario, list[str], bool]:
     if kind == "json":
         doc = read_json(path)
         if isinstance(doc, dict) and doc.get("format") == SCENARIO_FORMAT:
-            sc, notes, native = scenario_from_dict(doc, path), [], True
+            sc, notes, native = scenario_from_dict(doc, path, tree_checked=True), [], True
         else:
             sc, notes = import_scenario(path)
     else:

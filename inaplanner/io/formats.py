@@ -85,7 +85,7 @@ def import_scenario(path: str | os.PathLike[str], default_capacity: float = DEFA
     if kind == "json":
         doc = read_json(source)
         if isinstance(doc, dict) and doc.get("format") == SCENARIO_FORMAT:
-            return scenario_from_dict(doc, source), notes
+            return scenario_from_dict(doc, source, tree_checked=True), notes
         if isinstance(doc, dict) and "nodes" in doc and ("links" in doc or "edges" in doc) and "format" not in doc:
             edges = "links" if "links" in doc else "edges"
             _check_node_link(doc, edges, source)

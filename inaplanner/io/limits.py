@@ -224,40 +224,64 @@ def check_number(value: Any, where: str, source: str = "") -> None:
                               source)
 
 
+def _path(where: str, ref: tuple | None) -> str:
+    """The element path of a :func:`check_tree` stack entry: ``ref`` is (parent ref, key or index),
+    rendered only when an element is refused (building every path up front was most of the walk's
+    time on a fat-tree k=64 file)."""
+    parts = []
+    while ref is not None:
+        ref, part = ref
+        parts.append(part)
+    at = where
+    for part in reversed(parts):
+        at = _join(at, part)
+    return at
+
+
 def check_tree(doc: Any, where: str = "", source: str = "") -> None:
     """Walk a parsed document without recursion: nesting at most :data:`MAX_DEPTH`, numbers finite
     and within 64 bits, strings (and keys) valid Unicode. ``where`` prefixes element paths."""
-    stack: list[tuple[Any, str, int]] = [(doc, where, 0)]
+    stack: list[tuple[Any, tuple | None, int]] = [(doc, None, 0)]
     while stack:
-        value, at, depth = stack.pop()
+        value, ref, depth = stack.pop()
         if isinstance(value, dict):
             if depth >= MAX_DEPTH:
-                raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", at, source)
+                raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", _path(where, ref), source)
             if isinstance(value, _DupDict):
                 raise ValidationError(f"duplicate key {_short(value.dup)!r} in one object (JSON "
                                       "would keep only the last; remove one)",
-                                      at or "(top level)", source)
+                                      _path(where, ref) or "(top level)", source)
             for k, v in value.items():
-                if isinstance(k, str) and not valid_unicode(k):
-                    raise ValidationError("key is not valid Unicode (a lone surrogate)", at, source)
-                stack.append((v, _join(at, k), depth + 1))
+                if isinstance(k, str) and not k.isascii() and not valid_unicode(k):
+                    raise ValidationError("key is not valid Unicode (a lone surrogate)", _path(where, ref),
+                                          source)
+                stack.append((v, (ref, k), depth + 1))
         elif isinstance(value, (list, tuple)):
             if depth >= MAX_DEPTH:
-                raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", at, source)
+                raise ValidationError(f"nested deeper than {MAX_DEPTH} levels", _path(where, ref), source)
             for i, v in enumerate(value):
-                stack.append((v, _join(at, i), depth + 1))
+                stack.append((v, (ref, i), depth + 1))
         elif isinstance(value, str):
-            if not valid_unicode(value):
-                raise ValidationError("text is not valid Unicode (a lone surrogate)", at, source)
-        elif isinstance(value, (int, float)):
-            check_number(value, at, source)
+            if not value.isascii() and not valid_unicode(value):
+                raise ValidationError("text is not valid Unicode (a lone surrogate)", _path(where, ref),
+                                      source)
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                check_number(value, _path(where, ref), source)
+        elif isinstance(value, int):
+            if not INT_MIN <= value <= INT_MAX:
+                check_number(value, _path(where, ref), source)
         elif isinstance(value, _BadNumber):
-            raise ValidationError(value.why(), at, source)
+            raise ValidationError(value.why(), _path(where, ref), source)
 
 
 def bad_id_char(text: str) -> str | None:
     """The first character an id must not hold (a control character, a lone surrogate, or a code
     point XML 1.0 cannot carry), or None."""
+    if text.isascii() and text.isprintable():  # the usual id: no control character, no surrogate
+        return None
     for ch in text:
         cat = unicodedata.category(ch)
         if cat in ("Cc", "Cs") or ch in ("\ufffe", "\uffff"):

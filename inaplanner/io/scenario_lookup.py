@@ -42,7 +42,7 @@ def find_scenario(plan: Plan, plan_path: str | os.PathLike[str]) -> Scenario | N
             continue
         checked += 1
         try:
-            sc = scenario_from_dict(doc, str(p))
+            sc = scenario_from_dict(doc, str(p), tree_checked=True)
         except ValidationError:
             continue
         if scenario_sha256(sc) == plan.scenario_sha256:
