@@ -392,10 +392,9 @@ def solve_gria(
             tie = "skipped: the optimum overloads no link of its default paths"
         else:
             tie = "run"
-            try:
-                values, rounded_from = _tie_break(prob, objective, best, links, terms, caps, cands, r, mult,
-                                                  var, deadline, cancel, lambda: _values(x, r, lam), values)
-            except OutOfTime:
+            values, rounded_from, cut = _tie_break(prob, objective, best, links, terms, caps, cands, r, mult,
+                                                   var, deadline, cancel, lambda: _values(x, r, lam), values)
+            if cut:
                 tie = "cut short by the time limit"
     xv, rv, lv = values
 
@@ -421,39 +420,44 @@ def _room(sc: Scenario, e: Link) -> float:
 
 def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, terms: dict, caps: dict,
                cands: Candidates, r: dict, mult: dict, var: Callable, deadline: Deadline,
-               cancel: CancelToken | None, read: Callable[[], tuple], values: tuple) -> tuple[tuple, float]:
+               cancel: CancelToken | None, read: Callable[[], tuple], values: tuple) -> tuple[tuple, float, bool]:
     """The re-solves of :func:`solve_gria`'s link tie-break, each from the last basis: (``model``)
     Eq. (1) with the default paths' link capacities, then, holding the objective, (``tie-break``)
     the least overload of those links, then the fewest hop-Gbps. Returns the values of the last
-    stage solved and the objective the rounding starts from; :class:`OutOfTime` when the limit
-    cuts the building of a stage (the caller keeps the first optimum's values)."""
+    stage solved, the objective the rounding starts from, and whether the limit cut a stage (its
+    building or its solve: the stages solved before it stand)."""
     rounded_from = best
     hold = best
     warm = WarmLp(prob)
-    if links == "model":
-        for e, row in terms.items():
-            warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
-        step = _try_solve(warm, objective, False, deadline, cancel)
-        if step is not None:
-            hold = rounded_from = float(step.objective)
+    try:
+        if links == "model":
+            for n, (e, row) in enumerate(terms.items()):
+                if n % 256 == 0:
+                    deadline.check(cancel)
+                warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
+            step = _try_solve(warm, objective, False, deadline, cancel)
+            if step is not None:
+                hold = rounded_from = float(step.objective)
+                values = read()
+        warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
+        stages = []
+        if links == "tie-break":
+            stages.append(_overload(terms, caps, warm, var, deadline, cancel))
+        hop_terms = []
+        for (task, gi, s), v in r.items():
+            g = cands.groups[task][gi]
+            hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
+        stages.append(pulp.lpSum(hop_terms))
+        for si, stage in enumerate(stages):
+            step = _try_solve(warm, stage, True, deadline, cancel)
+            if step is None:
+                return values, rounded_from, True
             values = read()
-    warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
-    stages = []
-    if links == "tie-break":
-        stages.append(_overload(terms, caps, warm, var, deadline, cancel))
-    hop_terms = []
-    for (task, gi, s), v in r.items():
-        g = cands.groups[task][gi]
-        hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
-    stages.append(pulp.lpSum(hop_terms))
-    for si, stage in enumerate(stages):
-        step = _try_solve(warm, stage, True, deadline, cancel)
-        if step is None:
-            raise OutOfTime("the link tie-break was cut short by the time limit")
-        values = read()
-        if si + 1 < len(stages):
-            warm.add(stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}")
-    return values, rounded_from
+            if si + 1 < len(stages):
+                warm.add(stage <= float(step.objective) * (1.0 + 1e-7) + 1e-9, f"hold_stage{si}")
+    except OutOfTime:
+        return values, rounded_from, True
+    return values, rounded_from, False
 
 
 def _try_solve(warm: WarmLp, objective: Any, minimize: bool, deadline: Deadline, cancel: CancelToken | None):
