@@ -194,11 +194,7 @@ class Evaluation:
             raise ValueError("at_rates: one finite rate >= 0 per task")
         ev = replace(self, rates=r)
         ev.violations = _violations(ev) + self.rule_violations
-        thr: dict[str, float] = {j.id: 0.0 for j in self.scenario.jobs}
-        for t, rate in zip(self.tasks, r, strict=True):
-            thr[t.job] += float(rate)
-        ev.job_throughput = thr
-        ev.objective, ev.objective_kind = objective_of(self.scenario, thr)
+        _score(ev)
         return ev
 
     def task_rate(self, job: str, ps: str) -> float:
@@ -481,12 +477,17 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
     ev.fan_in_used = fan_in_used
     ev.switch_max_fan_in = np.array([s.fan_in_limit for s in switches], dtype=np.int64)
     ev.violations = _violations(ev) + _fan_in_violations(ev) + valleys
-    thr: dict[str, float] = {j.id: 0.0 for j in sc.jobs}
-    for t, rate in zip(tasks, rates, strict=True):
+    _score(ev)
+    return ev
+
+
+def _score(ev: Evaluation) -> None:
+    """Job throughputs and the objective (CONTRACTS.md rule 7) from the evaluation's task rates."""
+    thr: dict[str, float] = {j.id: 0.0 for j in ev.scenario.jobs}
+    for t, rate in zip(ev.tasks, ev.rates, strict=True):
         thr[t.job] += float(rate)
     ev.job_throughput = thr
-    ev.objective, ev.objective_kind = objective_of(sc, thr)
-    return ev
+    ev.objective, ev.objective_kind = objective_of(ev.scenario, thr)
 
 
 def _exceeds(load: np.ndarray, limit: np.ndarray) -> np.ndarray:

@@ -379,12 +379,12 @@ def solve_gria(
     tie = "not run"
     always = links == "tie-break-always"  # for measurements: the re-solves even when useless
     links = "tie-break" if always else links
-    if links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired() \
-            and deadline.remaining() < res.seconds:
+    eligible = links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired()
+    if eligible and deadline.remaining() < res.seconds:
         # the link rows and a re-solve cost about what the first solve did (fat-tree k=32 with
         # 1,000 workers per job: 39 s, then 35 s and 0.8 GB for the rows alone)
         tie = "skipped: less time left than the first solve took"
-    elif links != "ignore" and res.status == "optimal" and best > 1e-12 and not deadline.expired():
+    elif eligible:
         terms = _link_terms(cands, r, y, mult)
         caps = {e: _room(sc, e) for e in terms}
         over = _overload_value(terms, caps)
