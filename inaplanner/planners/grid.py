@@ -63,6 +63,7 @@ of this form since the LP's constraints are implied by the evaluator's rules 3-4
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,7 +101,7 @@ Link = tuple[str, str]
 #: bisection steps on the share of the LP's task rates the repair aims at
 REPAIR_STEPS = 7
 #: R-GRIA draws stop after this many draws in a row without a better plan
-ROUND_PATIENCE = 8
+ROUND_PATIENCE = 4
 #: The repair weighs the moves of at most this many workers (a seeded sample) per step; 32 and 24
 #: were measured 10-15 % faster on leaf-spine lambda = 3 but lost 27 % on one seed of three.
 REPAIR_MOVERS = 48
@@ -509,7 +510,7 @@ def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, va
         if n % 256 == 0:
             deadline.check(cancel)
         o = var()
-        warm.add(o >= pulp.LpAffineExpression(list(row.items())) - caps[e])
+        warm.add_row([(o, 1.0), *((v, -c) for v, c in row.items())], -caps[e], math.inf)  # o >= load - cap
         over.append(o)
     return pulp.lpSum(over)
 
@@ -1036,7 +1037,7 @@ class GridPlanner:
         )
         self.params = (
             Param("rounds", int, 1 if exact else 32,
-                  "roundings at most (ECMP path draws for the exact variant), stopping after 8 in a "
+                  "roundings at most (ECMP path draws for the exact variant), stopping after 4 in a "
                   "row without a better plan; the best evaluated plan is kept",
                   min=1, max=100000),
             Param("aggregators", str, "auto",

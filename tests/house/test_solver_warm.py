@@ -81,3 +81,30 @@ def test_cancel_before_a_warm_solve_raises():
     token.cancel()
     with pytest.raises(Cancelled):
         warm.solve(d, minimize=True, time_limit=None, cancel=token)
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_add_row_is_the_same_row_as_a_pulp_constraint(live):
+    """GRID's overload rows go in as (variable, coefficient) lists: the same optimum as the PuLP
+    constraint, on the live HiGHS model and on the fallback that re-solves the PuLP problem (a
+    WarmLp of a problem never solved has no live model)."""
+    results = []
+    for fast in (True, False):
+        prob, x, c, d = _lp(3)
+        first = solve(prob)
+        warm = WarmLp(prob) if live else WarmLp(pulp.LpProblem("unsolved", pulp.LpMaximize))
+        if not live:  # the fallback adds its rows to the PuLP problem it was given
+            warm.prob = prob
+        assert (warm.h is not None) == live
+        warm.add(c >= first.objective * (1 - 1e-9), "hold")
+        over = new_variable(prob, "over", 0.0, None)
+        load = pulp.lpSum(x[:10])
+        if fast:  # over >= load - 3, i.e. 3 <= over - load
+            warm.add_row([(over, 1.0), *((v, -1.0) for v in x[:10])], -3.0, float("inf"))
+        else:
+            warm.add(over >= load - 3.0)
+        res = warm.solve(over, minimize=True, time_limit=None)
+        assert res.status == "optimal"
+        assert over.value() >= pulp.value(load) - 3.0 - 1e-7
+        results.append(res.objective)
+    assert results[0] == pytest.approx(results[1], rel=1e-7, abs=1e-7)
