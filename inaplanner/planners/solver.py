@@ -272,10 +272,9 @@ class WarmLp:
         if self.h is None:
             self.prob += (constraint, name) if name else constraint
             return
-        items = [(self._index(v), float(c)) for v, c in constraint.items() if c != 0]
         lo, hi = constraint.getLb(), constraint.getUb()
-        self._rows.append((-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi),
-                           [k for k, _ in items], [c for _, c in items]))
+        self.add_row(list(constraint.items()), -math.inf if lo is None else float(lo),
+                     math.inf if hi is None else float(hi))
 
     def add_row(self, terms: list[tuple[pulp.LpVariable, float]], lo: float, hi: float) -> None:
         """``lo <= sum c v <= hi`` without building a PuLP expression (GRID adds one per link)."""
