@@ -22,7 +22,7 @@ def _scan_movers(kind, which, layouts, members):
                 continue
             p = lay.wpath[n]
             hit = which in zip(p, p[1:], strict=False)
-            if not hit and s != task.ps and members.get((task, s)) == 1:
+            if not hit and s != task.ps and members[task].get(s) == 1:
                 ap = lay.apath[s]
                 hit = which in zip(ap, ap[1:], strict=False)
             if hit:
