@@ -53,10 +53,53 @@ def test_a_read_file_is_walked_once(tmp_path, monkeypatch):
         walks.append(doc)
         return real(doc, *a, **k)
 
+    shallow = []
+    real_depth = limits._too_deep
+
+    def depth(doc):
+        shallow.append(doc)
+        return real_depth(doc)
+
     monkeypatch.setattr(limits, "check_tree", counting)
     monkeypatch.setattr(native, "check_tree", counting)
+    monkeypatch.setattr(limits, "_too_deep", depth)
     assert len(load_scenario(path).nodes) == 2 + 2 + 4
-    assert len(walks) == 1
-    walks.clear()
+    # the parser's hooks refused nothing and the text holds no surrogate escape: only the
+    # nesting is walked, over the containers, once
+    assert (len(walks), len(shallow)) == (0, 1)
+    shallow.clear()
     native.scenario_from_dict(json.loads(path.read_text()))  # a dict from elsewhere: walked
-    assert len(walks) == 1
+    assert (len(walks), len(shallow)) == (1, 0)
+
+
+def _nested(depth: int, kind: str):
+    doc: object = 1
+    for i in range(depth):
+        doc = [doc] if (kind == "list" or (kind == "mixed" and i % 2)) else {"k": doc}
+    return doc
+
+
+@pytest.mark.parametrize("kind", ["list", "dict", "mixed"])
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_the_parser_refuses_the_nesting_the_full_walk_refuses(kind, extra):
+    """parse_json walks only the containers when its hooks refused nothing: its verdict on depth
+    must be check_tree's, at the limit and either side of it."""
+    doc = _nested(limits.MAX_DEPTH + extra, kind)
+    try:
+        check_tree(doc)
+        full = None
+    except ValidationError as exc:
+        full = (exc.why, exc.where)
+    try:
+        parse_json(json.dumps(doc))
+        fast = None
+    except ValidationError as exc:
+        fast = (exc.why, exc.where)
+    assert fast == full
+    assert (full is None) == (extra <= 0)
+
+
+def test_a_raw_lone_surrogate_in_the_text_is_refused():
+    with pytest.raises(ValidationError, match="lone surrogate") as info:
+        parse_json('{"nodes": [{"id": "a' + chr(0xD800) + '"}]}')
+    assert info.value.where == "nodes[0].id"

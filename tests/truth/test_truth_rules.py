@@ -243,3 +243,18 @@ def test_the_schema_and_the_model_agree_on_the_bounds():
     assert (prop["minimum"], prop["maximum"]) == (1, MAX_FAN_IN_CEILING)
     sc = scenario_from_dict(switch_doc(max_fan_in=MAX_FAN_IN_CEILING))
     assert sc.node("S").fan_in_limit == MAX_FAN_IN_CEILING
+
+
+def test_the_link_numbers_written_out_in_the_schema_are_nonneg():
+    """The scenario schema writes ``$defs/nonneg`` out for a link's capacity and background (a
+    ``$ref`` costs a call per value in the compiled validator): the copies must stay equal."""
+    import json
+    from pathlib import Path
+
+    import inaplanner
+
+    schema = json.loads((Path(inaplanner.__file__).parent / "schemas" / "scenario.schema.json").read_text())
+    nonneg = schema["$defs"]["nonneg"]
+    link = schema["$defs"]["link"]["properties"]
+    for copy in (link["capacity"], link["background"]["items"]):
+        assert {k: v for k, v in copy.items() if k != "$comment"} == nonneg
