@@ -106,6 +106,11 @@ def _pos(value: Any) -> tuple[float, float] | None:
     return None if value is None else (float(value[0]), float(value[1]))
 
 
+def _pair(value: Any) -> tuple[float, float]:
+    """A link's background (two numbers: the schema holds it to that), (0, 0) when absent."""
+    return (0.0, 0.0) if value is None else (float(value[0]), float(value[1]))
+
+
 def _float_or_none(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -114,10 +119,15 @@ def number_ports(nodes: dict[str, bool], links: list[Link]) -> None:
     """CONTRACTS.md: missing switch ports are numbered in link order with the lowest free number
     (from 1) on that switch. ``nodes`` maps id -> is_switch. Edits ``links`` in place."""
     used: dict[str, set[int]] = {}
+    missing = False
     for link in links:
         for end, port in ((link.a, link.a_port), (link.b, link.b_port)):
             if port is not None:
                 used.setdefault(end, set()).add(port)
+            elif nodes.get(end, False):
+                missing = True
+    if not missing:  # a saved file has every switch port numbered
+        return
     nxt: dict[str, int] = {}
     for link in links:
         for attr, end in (("a_port", link.a), ("b_port", link.b)):
@@ -210,7 +220,7 @@ def scenario_from_dict(doc: Any, source: str = "", *, tree_checked: bool = False
                 capacity=float(d["capacity"]),
                 a_port=d.get("a_port"),
                 b_port=d.get("b_port"),
-                background=tuple(float(x) for x in d.get("background", (0.0, 0.0))),  # type: ignore[arg-type]
+                background=_pair(d.get("background")),
                 extra=_extra(d, "link"),
             )
             for d in doc["links"]

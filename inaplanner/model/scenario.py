@@ -287,6 +287,17 @@ def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _check_port(end: str, port: Any, is_switch: bool, ports_used: dict[tuple[str, int], int], where: str) -> None:
+    """Raise unless a link end's (non-null) port is a free integer >= 0 on a switch."""
+    if not is_switch:
+        raise ValidationError(f"port must be null on host end {end!r}", where)
+    if not isinstance(port, int) or isinstance(port, bool) or port < 0:
+        raise ValidationError(f"port must be an integer >= 0, got {port!r}", where)
+    if (end, port) in ports_used:
+        raise ValidationError(f"duplicate port {port} on switch {end!r} (also links[{ports_used[(end, port)]}])",
+                              where)
+
+
 def validate_scenario(sc: Scenario) -> None:
     """The contract's rules, each with a precise message. Ports must already be numbered."""
     seen: dict[str, int] = {}
@@ -325,21 +336,14 @@ def validate_scenario(sc: Scenario) -> None:
                 and 0.0 <= bg[1] < inf) and (len(bg) != 2 or not all(_num(x) and x >= 0 for x in bg)):
             raise ValidationError("background must be two numbers >= 0 [a->b, b->a]", f"links[{i}].background")
         for end, port, key in ((a, link.a_port, "a_port"), (b, link.b_port, "b_port")):
-            is_switch = switch[end]
             if port is None:
-                if is_switch:
+                if switch[end]:
                     raise ValidationError(f"switch end {end!r} has no port", f"links[{i}].{key}")
-                continue
-            if not is_switch:
-                raise ValidationError(f"port must be null on host end {end!r}", f"links[{i}].{key}")
-            if not isinstance(port, int) or isinstance(port, bool) or port < 0:
-                raise ValidationError(f"port must be an integer >= 0, got {port!r}", f"links[{i}].{key}")
-            if (end, port) in ports_used:
-                raise ValidationError(
-                    f"duplicate port {port} on switch {end!r} (also links[{ports_used[(end, port)]}])",
-                    f"links[{i}].{key}",
-                )
-            ports_used[(end, port)] = i
+            elif type(port) is int and port >= 0 and switch[end] and (end, port) not in ports_used:
+                ports_used[(end, port)] = i
+            else:
+                _check_port(end, port, switch[end], ports_used, f"links[{i}].{key}")
+                ports_used[(end, port)] = i
     for s in sc.switches():
         if s.port_pipeline is None:
             continue
