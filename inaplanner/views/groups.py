@@ -16,6 +16,7 @@ max/mean. Pure data; the colour comes from the one colour scale of :mod:`inaplan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -69,10 +70,11 @@ class Grouping:
         return {g.id: i for i, g in enumerate(self.groups)}
 
 
-def _natural(s: str) -> tuple:
-    import re
+_DIGITS = re.compile(r"(\d+)")
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s) if t)
+
+def _natural(s: str) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in _DIGITS.split(s) if t)
 
 
 def group_network(sc: Scenario) -> Grouping:
@@ -92,7 +94,8 @@ def group_network(sc: Scenario) -> Grouping:
     for h in sc.hosts():
         nbrs = adj.get(h.id, [])
         if nbrs:
-            low = min(nbrs, key=lambda n: (ranks[n], _natural(n)))
+            # one neighbour is the usual host: no key to work out (65,536 hosts at k=64)
+            low = nbrs[0] if len(nbrs) == 1 else min(nbrs, key=lambda n: (ranks[n], _natural(n)))
             host_of.setdefault(low, []).append(h.id)
     groups: list[Group] = []
     of_node: dict[str, str] = {}
