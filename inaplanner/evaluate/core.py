@@ -227,19 +227,23 @@ class Evaluation:
         """Per programmable switch: aggregation load, capacity, the pipelines that aggregate and the
         largest fan-in used against max_fan_in."""
         load = self.switch_load
+        at: dict[str, list[Aggregate]] = {}  # one pass over the aggregates, not one per switch
+        for a in self.aggregates:
+            at.setdefault(a.switch, []).append(a)
         rows = []
         for si, sid in enumerate(self.switch_ids):
             sw = self.scenario.node(sid)
             if not isinstance(sw, Switch) or not sw.programmable:
                 continue
-            pipes = sorted({a.pipeline for a in self.aggregates if a.switch == sid})
+            here = at.get(sid, [])
+            pipes = sorted({a.pipeline for a in here})
             cap = float(self.switch_capacity[si])
             rows.append(
                 {
                     "switch": sid,
                     "load": float(load[si]),
                     "capacity": None if np.isinf(cap) else cap,
-                    "aggregates": sum(1 for a in self.aggregates if a.switch == sid),
+                    "aggregates": len(here),
                     "pipelines_used": pipes,
                     "pipelines": sw.pipelines,
                     "fan_in_used": int(self.fan_in_used[si]) if len(self.fan_in_used) else 0,

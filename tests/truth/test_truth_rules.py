@@ -258,3 +258,22 @@ def test_the_link_numbers_written_out_in_the_schema_are_nonneg():
     link = schema["$defs"]["link"]["properties"]
     for copy in (link["capacity"], link["background"]["items"]):
         assert {k: v for k, v in copy.items() if k != "$comment"} == nonneg
+
+
+def test_switch_rows_count_each_switchs_aggregates_and_pipelines():
+    """The rows group the aggregates by switch in one pass: each row must hold what a scan of
+    every aggregate for that switch finds."""
+    from inaplanner.planners import get, run_planner
+    from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
+
+    sc = fat_tree(4)
+    mark_programmable(sc, 0.6, pipelines=2, seed=3)
+    place_jobs(sc, 2, 2, 5, seed=3)
+    ev = evaluate(sc, run_planner(get("random"), sc, {"seed": 3}))
+    rows = ev.switch_rows()
+    assert sum(r["aggregates"] for r in rows) == len(ev.aggregates) > 3
+    assert sum(1 for r in rows if r["aggregates"]) > 1
+    for r in rows:
+        mine = [a for a in ev.aggregates if a.switch == r["switch"]]
+        assert r["aggregates"] == len(mine)
+        assert r["pipelines_used"] == sorted({a.pipeline for a in mine})
