@@ -21,7 +21,14 @@ import jsonschema
 
 from inaplanner.errors import ValidationError
 from inaplanner.io.atomic import atomic_write_text
-from inaplanner.io.limits import check_id, check_tree, decode_utf8, parse_json, read_bytes
+from inaplanner.io.limits import (
+    check_id,
+    check_tree,
+    collection_paused,
+    decode_utf8,
+    parse_json,
+    read_bytes,
+)
 from inaplanner.model import Host, Job, Link, Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 
 SCENARIO_FORMAT = "inaplanner-scenario"
@@ -181,6 +188,11 @@ def scenario_from_dict(doc: Any, source: str = "", *, tree_checked: bool = False
     """Build and validate a Scenario from a parsed native document. ``tree_checked``: ``doc`` comes
     from :func:`read_json` / :func:`~inaplanner.io.limits.parse_json`, which have walked it with
     :func:`~inaplanner.io.limits.check_tree` already (a second walk cost 1 s on a fat-tree k=64)."""
+    with collection_paused():
+        return _scenario_from_dict(doc, source, tree_checked)
+
+
+def _scenario_from_dict(doc: Any, source: str, tree_checked: bool) -> Scenario:
     try:
         if not tree_checked:
             check_tree(doc)

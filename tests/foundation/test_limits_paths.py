@@ -103,3 +103,38 @@ def test_a_raw_lone_surrogate_in_the_text_is_refused():
     with pytest.raises(ValidationError, match="lone surrogate") as info:
         parse_json('{"nodes": [{"id": "a' + chr(0xD800) + '"}]}')
     assert info.value.where == "nodes[0].id"
+
+
+def test_loading_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
+    """The cyclic collector is off while a file is parsed and built, and back as it was after,
+    whether the file loads or is refused."""
+    import gc
+
+    from inaplanner.io import native
+    from inaplanner.io.native import load_scenario, scenario_to_dict
+    from inaplanner.topologies import leaf_spine
+
+    seen = []
+    build0 = native._scenario_from_dict
+
+    def build(*a, **k):
+        seen.append(gc.isenabled())
+        return build0(*a, **k)
+
+    monkeypatch.setattr(native, "_scenario_from_dict", build)
+    good = tmp_path / "s.json"
+    good.write_text(json.dumps(scenario_to_dict(leaf_spine(2, 2, 2))))
+    bad = tmp_path / "b.json"
+    bad.write_text(json.dumps({**scenario_to_dict(leaf_spine(2, 2, 2)), "links": [{"a": "x"}]}))
+    assert gc.isenabled()
+    load_scenario(good)
+    assert gc.isenabled() and seen == [False]
+    with pytest.raises(ValidationError):
+        load_scenario(bad)
+    assert gc.isenabled() and seen == [False, False]
+    gc.disable()
+    try:
+        load_scenario(good)
+        assert not gc.isenabled()  # off before, off after
+    finally:
+        gc.enable()
