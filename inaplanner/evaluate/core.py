@@ -288,7 +288,7 @@ def is_up_down(scenario: Scenario, path: list[str]) -> bool:
     section II's up-down routing, CONTRACTS.md rule 6). Hosts rank below every switch; a hop
     between two switches of one tier is neither up nor down, so it breaks the rule too, as in the
     planners' path finders."""
-    ranks = [scenario.rank(n) for n in path]
+    ranks = list(map(scenario.rank, path))
     i = 1
     while i < len(ranks) and ranks[i] > ranks[i - 1]:
         i += 1
@@ -312,15 +312,21 @@ class _Walker:
             return [f"{where}: path ends at {path[-1]!r}, not at the PS {task.ps!r}"]
         if len(set(path)) != len(path):
             return [f"{where}: path repeats a node"]
-        for n in path:
-            if not sc.has_node(n):
-                return [f"{where}: unknown node {n!r} in path"]
-        for n in path[1:-1]:
-            if not sc.is_switch(n):
-                return [f"{where}: host {n!r} in the middle of the path (a host never forwards)"]
-        for u, v in zip(path, path[1:], strict=False):
-            if sc.link_index(u, v) is None:
-                return [f"{where}: no link {u} - {v}"]
+        # each test over the whole path at C speed first; the loop that names the culprit runs
+        # only for a refused route
+        if not all(map(sc.has_node, path)):
+            for n in path:
+                if not sc.has_node(n):
+                    return [f"{where}: unknown node {n!r} in path"]
+        inner_nodes = path[1:-1]
+        if not all(map(sc.is_switch, inner_nodes)):
+            for n in inner_nodes:
+                if not sc.is_switch(n):
+                    return [f"{where}: host {n!r} in the middle of the path (a host never forwards)"]
+        if None in list(map(sc.link_index, path, path[1:])):
+            for u, v in zip(path, path[1:], strict=False):
+                if sc.link_index(u, v) is None:
+                    return [f"{where}: no link {u} - {v}"]
         inner = {n: i for i, n in enumerate(path[1:-1], start=1)}
         last = 0
         for m in merges:
@@ -417,8 +423,9 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
         job = sc.job(task.job)
         by_worker: dict[str, int] = {}
         good: list[tuple[str, list[str], list[str]]] = []
+        workers = set(job.workers)  # a list: a scan per route was quadratic in the job's size
         for r in tp.routes:
-            if r.worker not in job.workers:
+            if r.worker not in workers:
                 errors.append(f"task {task}: route for {r.worker!r}, which is not a worker of {job.id}")
                 continue
             by_worker[r.worker] = by_worker.get(r.worker, 0) + 1

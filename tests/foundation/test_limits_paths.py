@@ -126,15 +126,16 @@ def test_loading_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
     good.write_text(json.dumps(scenario_to_dict(leaf_spine(2, 2, 2))))
     bad = tmp_path / "b.json"
     bad.write_text(json.dumps({**scenario_to_dict(leaf_spine(2, 2, 2)), "links": [{"a": "x"}]}))
-    assert gc.isenabled()
-    load_scenario(good)
-    assert gc.isenabled() and seen == [False]
-    with pytest.raises(ValidationError):
-        load_scenario(bad)
-    assert gc.isenabled() and seen == [False, False]
-    gc.disable()
+    before = gc.isenabled()  # a GUI test may have left pyqtgraph's collector in charge (gc off)
+    gc.enable()
     try:
         load_scenario(good)
-        assert not gc.isenabled()  # off before, off after
+        assert gc.isenabled() and seen == [False]
+        with pytest.raises(ValidationError):
+            load_scenario(bad)
+        assert gc.isenabled() and seen == [False, False]
+        gc.disable()
+        load_scenario(good)
+        assert not gc.isenabled()  # off before, off after (the GUI's case: collection on a timer)
     finally:
-        gc.enable()
+        (gc.enable if before else gc.disable)()
