@@ -750,22 +750,9 @@ class _Loads:
                 best = ("switch", s, ld - self.sw_cap[s])
         return best
 
-    def delta(self, changes: dict[Link, float], sw_changes: dict[str, float]) -> float:
-        """Change of the total overload if the given load changes were applied."""
-        d = 0.0
-        load, cap = self.load, self.cap
-        for e, c in changes.items():
-            old = load.get(e, 0.0)
-            room = cap[e]
-            d += max(old + c - room, 0.0) - max(old - room, 0.0)
-        for s, c in sw_changes.items():
-            if s in self.sw_cap:
-                old = self.sw.get(s, 0.0)
-                d += max(old + c - self.sw_cap[s], 0.0) - max(old - self.sw_cap[s], 0.0)
-        return d
-
     def vector(self, changes: dict[Link, float], sw_changes: dict[str, float]) -> tuple[list[int], list[float]]:
-        """The changes as positions in the load arrays and amounts, in :meth:`delta`'s order."""
+        """The changes as positions in the load arrays and amounts: links, then the switches with
+        an aggregation limit (others have no overload), each in its dict's order."""
         pos = self.pos
         idx = [pos[e] for e in changes]
         coef = list(changes.values())
@@ -776,15 +763,16 @@ class _Loads:
         return idx, coef
 
     def deltas(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        """:meth:`delta` of many change vectors at once (rows of ``idx``/``coef`` from :meth:`vector`,
-        padded with position 0). The same terms summed in the same order, so each result is the
-        float :meth:`delta` returns, bit for bit (the repair's choices, ties included, do not
-        depend on which of the two weighed a move)."""
+        """The change of the total overload (Gbps above capacity) if each change vector were
+        applied: rows of ``idx``/``coef`` from :meth:`vector`, padded with position 0. Each row is
+        the sequential sum of max(load + c - cap, 0) - max(load - cap, 0) over its entries in
+        order, the float a scalar loop gives bit for bit (tested), so the repair's choices, ties
+        included, are those of weighing every move one by one."""
         old = self.arr_load[idx]
         room = self.arr_cap[idx]
         terms = np.maximum(old + coef - room, 0.0) - np.maximum(old - room, 0.0)
         out = terms[:, 0].copy()
-        for j in range(1, terms.shape[1]):  # column by column: a sequential sum, as delta's loop
+        for j in range(1, terms.shape[1]):  # column by column: a sequential sum, as a scalar loop
             out += terms[:, j]
         return out
 
@@ -837,15 +825,13 @@ class _MoveTable:
         self.coef = np.zeros((256, self.width))
         self.rows = 0
 
-    def put(self, task: Task, key: tuple[str, str], sig: tuple, payload: Any,
-            changes: tuple[dict[Link, float], dict[str, float]] | None) -> tuple[tuple, int, Any]:
-        """Record a move weighed in state ``sig`` (``changes``: its link and switch load changes,
-        None with the payload when it cannot be made); returns its entry."""
+    def put(self, task: Task, key: tuple[str, str], sig: tuple, payload: Any) -> tuple[tuple, int, Any]:
+        """Record a move weighed in state ``sig`` (payload None: it cannot be made; else its last
+        two items are its link and switch load changes); returns its entry."""
         got = self.entry[task].get(key)
         row = got[1] if got is not None else -1
         if payload is not None:
-            assert changes is not None
-            idx, coef = self.loads.vector(*changes)
+            idx, coef = self.loads.vector(payload[-2], payload[-1])
             if row < 0:
                 row = self.rows
                 self.rows += 1
@@ -926,19 +912,24 @@ class _MoverIndex:
         return sorted(found, key=self.rank.__getitem__)
 
 
+def _shift(changes: dict[Link, float], path: list[str], r: float) -> None:
+    """Add ``r`` to every directed link of ``path`` in ``changes`` (a flow joining or, with r < 0,
+    leaving it)."""
+    for e in zip(path, path[1:], strict=False):
+        changes[e] = changes.get(e, 0.0) + r
+
+
 def _leaving(lay: Layout, n: str, r: float, members: dict[str, int]) -> tuple[dict[Link, float], dict[str, float]]:
     """The load changes of worker n leaving its node: its own flow, and the aggregate's path on
     when it is the node's only member (``members``: the task's workers per node)."""
     cur = lay.node[n]
     out_links: dict[Link, float] = {}
     out_sw: dict[str, float] = {}
-    for e in zip(lay.wpath[n], lay.wpath[n][1:], strict=False):
-        out_links[e] = out_links.get(e, 0.0) - r
+    _shift(out_links, lay.wpath[n], -r)
     if cur != lay.task.ps:
         out_sw[cur] = -r
         if members.get(cur) == 1:
-            for e in zip(lay.apath[cur], lay.apath[cur][1:], strict=False):
-                out_links[e] = out_links.get(e, 0.0) - r
+            _shift(out_links, lay.apath[cur], -r)
     return out_links, out_sw
 
 
@@ -948,12 +939,9 @@ def _leaving_group(lay: Layout, s0: str, held: set[str], rank: dict[tuple[Task, 
     leaving (the aggregate's path on, then each worker's own path)."""
     ms = sorted(held, key=lambda n: rank[(lay.task, n)])
     out: dict[Link, float] = {}
-    ap = lay.apath[s0]
-    for e in zip(ap, ap[1:], strict=False):
-        out[e] = out.get(e, 0.0) - r
+    _shift(out, lay.apath[s0], -r)
     for n in ms:
-        for e in zip(lay.wpath[n], lay.wpath[n][1:], strict=False):
-            out[e] = out.get(e, 0.0) - r
+        _shift(out, lay.wpath[n], -r)
     return ms, out
 
 
@@ -1026,14 +1014,12 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                 apath = agg_path(node, task.ps, start)
                 if apath is None:
                     return None
-                for e in zip(apath, apath[1:], strict=False):
-                    ch[e] = ch.get(e, 0.0) + r
+                _shift(ch, apath, r)
             wp = join(n, node, apath, arrive, node in g.checked)
             sw[node] = sw.get(node, 0.0) + r
         if wp is None:
             return None
-        for e in zip(wp, wp[1:], strict=False):
-            ch[e] = ch.get(e, 0.0) + r
+        _shift(ch, wp, r)
         return wp, apath, ch, sw
 
     gtable = _MoveTable(loads)
@@ -1060,8 +1046,7 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
             if wp is None:
                 return None
             new_paths[n] = wp
-            for e in zip(wp, wp[1:], strict=False):
-                ch[e] = ch.get(e, 0.0) + r
+            _shift(ch, wp, r)
         return new_paths, ch, sw
 
     while moves < max_moves:
@@ -1097,8 +1082,7 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                 if got is None or got[0] != sig:
                     if out is None:
                         out = _leaving(lay, n, rate[task], mt)
-                    pay = weigh(task, n, node, out)
-                    got = table.put(task, (n, node), sig, pay, None if pay is None else (pay[2], pay[3]))
+                    got = table.put(task, (n, node), sig, weigh(task, n, node, out))
                 if got[2] is not None:
                     rows.append(got[1])
                     weighed.append((task, n, node, got[2]))
@@ -1130,8 +1114,7 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
                         if got is None or got[0] != sig:
                             if leave is None:
                                 leave = _leaving_group(lay, s0, index.held[(task, s0)], index.rank, rate[task])
-                            pay = weigh_group(task, s0, node, *leave)
-                            got = gtable.put(task, (s0, node), sig, pay, None if pay is None else (pay[1], pay[2]))
+                            got = gtable.put(task, (s0, node), sig, weigh_group(task, s0, node, *leave))
                         if got[2] is not None:
                             grows.append(got[1])
                             gweighed.append((task, s0, node, got[2]))
