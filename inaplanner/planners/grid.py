@@ -505,13 +505,17 @@ def _overload_value(terms: dict[Link, dict], caps: dict[Link, float]) -> float:
 def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, var, deadline: Deadline,
               cancel: CancelToken | None):
     """Sum over directed links of the Gbps above capacity (minus background) on the default paths;
-    adds one overload variable and row per used link to the model and returns the sum."""
+    adds one overload variable and row per used link to the model and returns the sum. The
+    re-solve starts where the last one ended with each overloaded link's variable at its overload
+    (basic in its row's place), a feasible start (:meth:`WarmLp.add_row`)."""
     over = []
     for n, (e, row) in enumerate(terms.items()):
         if n % 256 == 0:
             deadline.check(cancel)
         o = var()
-        warm.add_row([(o, 1.0), *((v, -c) for v, c in row.items())], -caps[e], math.inf)  # o >= load - cap
+        load = sum(c * float(v.value() or 0.0) for v, c in row.items())
+        warm.add_row([(o, 1.0), *((v, -c) for v, c in row.items())], -caps[e], math.inf,  # o >= load - cap
+                     basic=o if load > caps[e] else None)
         over.append(o)
     return pulp.lpSum(over)
 

@@ -253,6 +253,7 @@ class WarmLp:
         self.new_vars: list[pulp.LpVariable] = []
         self._cols: list[tuple[float, float]] = []  # bounds of columns not yet in the model
         self._rows: list[tuple[float, float, list[int], list[float]]] = []
+        self._swaps: list[tuple[str, int]] = []  # (new column, new row): basic in the row's place
         if self.h is not None:
             self.col = {v.name: v.index for v in prob.variables()}
             self._n = self.h.getNumCol()
@@ -276,8 +277,17 @@ class WarmLp:
         self.add_row(list(constraint.items()), -math.inf if lo is None else float(lo),
                      math.inf if hi is None else float(hi))
 
-    def add_row(self, terms: list[tuple[pulp.LpVariable, float]], lo: float, hi: float) -> None:
-        """``lo <= sum c v <= hi`` without building a PuLP expression (GRID adds one per link)."""
+    def add_row(self, terms: list[tuple[pulp.LpVariable, float]], lo: float, hi: float, *,
+                basic: pulp.LpVariable | None = None) -> None:
+        """``lo <= sum c v <= hi`` without building a PuLP expression (GRID adds one per link).
+
+        ``basic``: a new variable of this row (coefficient 1, not yet in the model) that the next
+        :meth:`solve` starts basic in the row's place, the row at its lower bound ``lo``. Give it
+        for a row the current values break, whose variable takes up the difference (an overload
+        ``o >= load - cap``): the solve then starts from a primal feasible basis instead of
+        repairing the broken rows first. GRID's overload stage on leaf-spine lambda = 3 seed 1:
+        0.11 s against 1.86 s (2,079 against 4,627 simplex iterations); fat-tree k=8 seeds 0-2:
+        0.02 / 0.10 / 0.03 s against 0.06 / 0.15 / 0.09 s."""
         if self.h is None:
             expr = pulp.LpAffineExpression(terms)
             if lo > -math.inf:
@@ -285,6 +295,9 @@ class WarmLp:
             if hi < math.inf:
                 self.prob += expr <= hi
             return
+        if basic is not None:
+            assert basic.name not in self.col, "the basic variable must be new to the model"
+            self._swaps.append((basic.name, self.h.getNumRow() + len(self._rows)))
         items = [(self._index(v), float(c)) for v, c in terms if c != 0]
         self._rows.append((lo, hi, [k for k, _ in items], [c for _, c in items]))
 
@@ -308,6 +321,17 @@ class WarmLp:
                            np.array(starts, dtype=np.int32), np.array(idx, dtype=np.int32),
                            np.array(val, dtype=float))
             self._rows = []
+        if self._swaps:
+            # new rows come in basic and new columns nonbasic at their bound; swap the pairs
+            basis = self.h.getBasis()
+            cols, rows = list(basis.col_status), list(basis.row_status)
+            for name, row in self._swaps:
+                cols[self.col[name]] = highspy.HighsBasisStatus.kBasic
+                rows[row] = highspy.HighsBasisStatus.kLower
+            basis.col_status, basis.row_status = cols, rows
+            self._swaps = []
+            # a basis HiGHS refuses leaves the last one in place: the solve is only slower
+            self.h.setBasis(basis)
 
     def solve(self, objective: pulp.LpAffineExpression | pulp.LpVariable, *, minimize: bool,
               time_limit: float | None, cancel: CancelToken | None = None) -> SolveResult:

@@ -108,3 +108,37 @@ def test_add_row_is_the_same_row_as_a_pulp_constraint(live):
         assert over.value() >= pulp.value(load) - 3.0 - 1e-7
         results.append(res.objective)
     assert results[0] == pytest.approx(results[1], rel=1e-7, abs=1e-7)
+
+
+def _overload_stage(seed: int, swap: bool):
+    """GRID's overload stage on the random LP: hold c, then the least total excess of 30 random
+    "links" over half of what the first optimum puts on them (so most rows start broken)."""
+    prob, x, c, _d = _lp(seed)
+    first = solve(prob)
+    warm = WarmLp(prob)
+    warm.add(c >= first.objective * (1 - 1e-9), "hold")
+    rng = random.Random(seed + 100)
+    over, broken = [], 0
+    for j in range(30):
+        cols = rng.sample(range(len(x)), 12)
+        load = sum(x[i].value() for i in cols)
+        cap = 0.5 * load
+        o = new_variable(prob, f"o{j}", 0.0, None)
+        broken += load > cap
+        warm.add_row([(o, 1.0), *((x[i], -1.0) for i in cols)], -cap, float("inf"),
+                     basic=o if swap and load > cap else None)
+        over.append(o)
+    res = warm.solve(pulp.lpSum(over), minimize=True, time_limit=None)
+    return res, warm.h.getInfo().simplex_iteration_count, broken
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_broken_row_s_own_variable_starts_basic(seed):
+    """``add_row(..., basic=o)``: the overload variable takes the broken row's place in the starting
+    basis, so the solve starts feasible: the same optimum in fewer simplex iterations."""
+    plain, plain_iters, broken = _overload_stage(seed, swap=False)
+    swapped, swapped_iters, _ = _overload_stage(seed, swap=True)
+    assert broken >= 20
+    assert plain.status == swapped.status == "optimal"
+    assert swapped.objective == pytest.approx(plain.objective, rel=1e-7, abs=1e-7)
+    assert swapped_iters < plain_iters
