@@ -302,8 +302,9 @@ def is_up_down(scenario: Scenario, path: list[str], memo: Mapping[str, int] | No
 class _Memo(dict):
     """A dict that fills itself: ``memo[key]`` is ``make(key)``, worked out on the first lookup.
     One evaluation asks for the same few hundred nodes and links for every route; looking them
-    up in a plain dict is several times cheaper than the scenario's methods (fat-tree k=8, a
-    GRID plan: 1.8 ms per evaluation, was 3.4 ms)."""
+    up in a plain dict is several times cheaper than the scenario's methods (with the merges
+    walked in path order: fat-tree k=8, the ``random`` baseline's plan, 2.6 ms per evaluation
+    against 3.6 ms; k=32 with 1,000 workers per job 60 ms against 91 ms)."""
 
     def __init__(self, make: Callable[[Any], Any]) -> None:
         super().__init__()
