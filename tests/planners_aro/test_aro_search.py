@@ -57,6 +57,92 @@ def test_search_stops_at_undecided_checks():
     assert found.timed_out and math.isinf(found.refuted) and found.lo == 0.0
 
 
+class _Spent:
+    """A budget that checks use up: ``left()`` as :class:`_Clock` has it, with no real time."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def left(self) -> float:
+        return self.seconds
+
+
+def _climb_case(first):
+    """Rates 100 / k; plans up to 33.3; the top (50) undecided for the whole limit, as on
+    leaf-spine lambda = 5 with the 32-flow fan-in; every other check takes 1 s of 10."""
+    cands = sorted(100.0 / k for k in range(2, 13))
+    clock, calls = _Spent(10.0), []
+
+    def check(x, share=0.5):
+        calls.append(x)
+        if x >= 50.0:
+            clock.seconds = 0.0
+            return "timeout", None
+        clock.seconds -= 1.0
+        return ("feasible", ["plan"]) if x <= 100.0 / 3 + 1e-9 else ("infeasible", None)
+
+    found = _search(cands, 100.0 / 12, check, lambda flows: calls[-1], clock, first=first)
+    return found, calls
+
+
+def test_search_opened_at_a_likely_plan_climbs_before_the_top():
+    found, calls = _climb_case(first=100.0 / 7)
+    assert found.lo == pytest.approx(100.0 / 3)
+    # each probe the highest candidate within 1.5 times the best plan, the top last
+    assert calls == pytest.approx([100.0 / 7, 20.0, 25.0, 100.0 / 3, 50.0])
+    found, calls = _climb_case(first=None)  # from the top, the limit goes there
+    assert calls == [50.0] and found.lo == pytest.approx(100.0 / 12)
+
+
+def test_an_opening_that_fails_leaves_the_probes_from_the_top():
+    found, calls = _climb_case(first=40.0)  # not a candidate: ignored
+    assert calls[0] == 50.0
+    cands = [float(c) for c in range(1, 101)]
+    calls = []
+
+    def check(x, share=0.5):
+        calls.append(x)
+        return ("feasible", ["plan"]) if x <= 37 else ("infeasible", None)
+
+    found = _search(cands, 0.0, check, lambda flows: calls[-1], _Clock(10), first=60.0)
+    assert calls[:3] == [60.0, 59.0, 58.0]  # refuted: then from the highest left, as without it
+    assert found.lo == 37.0 and found.refuted == 38.0
+
+
+def test_the_single_task_solves_share_half_the_limit(monkeypatch, make_leaf_spine):
+    """Multi-task runs: each task alone, in turn, gets what is left of SOLO_SHARE of the limit, so
+    the joint search keeps the rest however long the tasks alone take."""
+    import types
+
+    import inaplanner.planners.aro.planner as aro
+
+    now = [0.0]
+    monkeypatch.setattr(aro, "time", types.SimpleNamespace(process_time=lambda: now[0],
+                                                           perf_counter=lambda: now[0]))
+    sc = make_leaf_spine(0, **MJMT2)
+    graphs = graphs_of(sc)
+    given = []
+
+    class Stop(Exception):
+        pass
+
+    def single(self, sc, g, objective, clock, cancel, warm, rec=None):
+        given.append(clock.left())
+        now[0] += clock.left()  # a hard task: it takes all it gets
+        if len(given) == len(graphs):
+            raise Stop
+
+    monkeypatch.setattr(aro.AroPlanner, "_single", single)
+    planner = get("aro")
+    clock = _Clock(60.0, "cpu")
+    with pytest.raises(Stop):
+        planner._solve(sc, graphs, objective_for(sc, sc.tasks()), {"gap": 1e-4}, clock, CancelToken(), None,
+                       _Record(Progress()))
+    assert given[0] == pytest.approx(60.0 * aro.SOLO_SHARE / len(graphs))
+    assert sum(given) == pytest.approx(60.0 * aro.SOLO_SHARE)
+    assert clock.left() == pytest.approx(60.0 * (1 - aro.SOLO_SHARE))
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_quick_bounds_are_upper_bounds(seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, spines=3, hosts=3, workers=5, capacities=(1.0, 2.0))
