@@ -58,6 +58,7 @@ from inaplanner.errors import Cancelled, PlanError
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, Scenario, TaskPlan
 from inaplanner.planners.aro.accel import app_prune, rebuild, sro_stage1, sro_unused
+from inaplanner.planners.aro.classes import lifted, refuted_floor
 from inaplanner.planners.aro.formulation import (
     MU,
     Flows,
@@ -614,6 +615,7 @@ class AroPlanner:
         # an infeasible one
         yes = memo.setdefault("yes", [])
         no = memo.setdefault("no", [])
+        bands = {resource_capacity(sc, res) for g in graphs for e in g.edges for res in e.resources}
         while stack:
             cancel.check()
             if clock.left() <= 0:
@@ -630,10 +632,13 @@ class AroPlanner:
             if any(np.all(pv >= q * (1 - 1e-12)) for q in no):
                 continue
             if not any(np.all(pv <= q * (1 + 1e-12)) for q in yes):
-                status, flows = self._feasible(sc, graphs, point, clock, cancel, heuristics=False,
-                                               greedy=True, share=COVER_CHECK_SHARE)
+                # checked where the same flow counts fit with the least room to spare (a tighter
+                # LP relaxation, the same integer plans); a refutation covers every point that
+                # refuses what this one refuses (module ``classes``)
+                status, flows = self._feasible(sc, graphs, lifted(point, bands), clock, cancel,
+                                               heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
                 if status == "infeasible":
-                    no.append(pv)
+                    no.append(np.asarray(refuted_floor(point, bands)))
                     continue
                 if flows is None:
                     return "unknown", best_flows

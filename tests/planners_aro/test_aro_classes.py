@@ -1,0 +1,64 @@
+"""Rate vectors the feasibility check cannot tell apart (:mod:`inaplanner.planners.aro.classes`),
+against the count vectors each bandwidth admits, enumerated by brute force."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from inaplanner.planners.aro.classes import lifted, refuted_floor
+
+
+def admitted(rates, b, most=12):
+    """Count vectors (at most ``most`` flows per task) that fit in bandwidth b at these rates."""
+    return {n for n in itertools.product(range(most + 1), repeat=len(rates))
+            if sum(k * r for k, r in zip(n, rates, strict=True)) <= b * (1 + 1e-12)}
+
+
+def _case(seed):
+    rng = random.Random(seed)
+    tasks = rng.choice([2, 3])
+    bands = rng.sample([100.0, 40.0, 75.0, 60.0], rng.choice([1, 2]))
+    rates = [rng.choice([rng.uniform(9.0, 60.0), 100.0 / rng.randint(2, 8)]) for _ in range(tasks)]
+    return rates, bands
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_lifted_point_admits_the_same_count_vectors(seed):
+    rates, bands = _case(seed)
+    q = lifted(rates, bands)
+    assert all(a >= b for a, b in zip(q, rates, strict=True))
+    for b in bands:
+        assert admitted(q, b) == admitted(rates, b)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_above_the_refuted_floor_every_refused_count_vector_stays_refused(seed):
+    rates, bands = _case(seed)
+    f = refuted_floor(rates, bands)
+    assert all(a <= b for a, b in zip(f, rates, strict=True))
+    rng = random.Random(seed + 1000)
+    points = [f] + [[x + rng.uniform(0.0, 1.0) * (p - x + 1.0) for x, p in zip(f, rates, strict=True)]
+                    for _ in range(20)]
+    for r in points:
+        for b in bands:
+            assert admitted(r, b) <= admitted(rates, b)
+
+
+def test_fat_tree_k8_seed0_undecided_point_lies_in_a_refuted_class():
+    """Seed 0's undecided (25, 16.88, 16.88, 16.88) admits what (25, 16.89, 16.89, 16.89),
+    refuted, admits on 100 Gbps links; so does everything up to 18.75 (25 + 4 x 18.75 = 100)."""
+    f = refuted_floor([25.0, 16.89, 16.89, 16.89], [100.0])
+    assert all(a <= b for a, b in zip(f, [25.0, 16.88, 16.88, 16.88], strict=True))
+    assert f[1] > 100.0 / 6  # six flows of 16.67 fit: below that the class changes
+    q = lifted([25.0, 16.88, 16.88, 16.88], [100.0])
+    assert q[1] == pytest.approx(18.75, rel=1e-5)
+    assert lifted([25.5, 25.0, 25.5, 25.0], [100.0]) == pytest.approx([100.0 / 3, 25.0, 100.0 / 3, 25.0], rel=1e-5)
+
+
+def test_large_boxes_are_left_alone():
+    rates = [0.5] * 6  # 201 ** 6 count vectors per 100 Gbps
+    assert lifted(rates, [100.0]) == rates and refuted_floor(rates, [100.0]) == rates
+    assert lifted([10.0, 0.0], [100.0])[1] == 0.0  # a task at rate 0 stays there
