@@ -44,52 +44,39 @@ def _counts(rates: np.ndarray, b: float, extra: int) -> np.ndarray | None:
     return np.stack([g.ravel() for g in grids], axis=1).astype(float)
 
 
-def _usable(rates: list[float], bandwidths: Iterable[float]) -> tuple[np.ndarray, list[int], list[float]] | None:
-    p = np.asarray(rates, dtype=float)
+def _boxes(rates: list[float], bandwidths: Iterable[float], extra: int
+           ) -> tuple[np.ndarray, list[int], list[tuple[np.ndarray, np.ndarray, float]]] | None:
+    """(the positive rates, their indices, per bandwidth b: the count vectors of the box with
+    n_i <= floor(b / r_i) + extra and their loads n . r), or None when there is nothing to move
+    or a box is too large."""
     pos = [i for i, r in enumerate(rates) if r > 0]
     bands = sorted({float(b) for b in bandwidths if math.isfinite(b) and b > 0})
-    if not pos or not bands or min(p[pos]) < 1e-3 * max(bands):
+    p = np.asarray([rates[i] for i in pos], dtype=float)
+    if not pos or not bands or p.min() < 1e-3 * bands[-1]:
         return None
-    return p, pos, bands
+    boxes = []
+    for b in bands:
+        n = _counts(p, b, extra)
+        if n is None:
+            return None
+        boxes.append((n, n @ p, b))
+    return p, pos, boxes
+
+
+def _placed(rates: list[float], pos: list[int], q: np.ndarray) -> list[float]:
+    out = list(rates)
+    for k, i in enumerate(pos):
+        out[i] = float(q[k])
+    return out
 
 
 def refuted_floor(rates: list[float], bandwidths: Iterable[float]) -> list[float]:
     """The lowest point, coordinate after coordinate, above which every rate vector refuses each
     count vector ``rates`` refuses on each bandwidth (so an infeasible check at ``rates``
     refutes all of them). Each refused count vector stays more than ``MARGIN`` above the
-    bandwidth; ``rates`` itself when the boxes are too large."""
-    use = _usable(rates, bandwidths)
-    if use is None:
-        return list(rates)
-    p, pos, bands = use
-    q = p[pos].copy()
-    refused: list[tuple[np.ndarray, np.ndarray, float]] = []
-    hold = np.zeros(len(pos), dtype=bool)
-    for b in bands:
-        n = _counts(p[pos], b, 1)
-        if n is None:
-            return list(rates)
-        s = n @ p[pos]
-        out = s > b * (1 + 1e-12)
-        near = out & (s <= b * (1 + MARGIN))
-        hold |= (n[near] > 0).any(axis=0)  # refused by a hair: its tasks stay put
-        keep = out & ~near
-        refused.append((n[keep], s[keep], b))
-    for j in range(len(pos)):
-        if hold[j]:
-            continue
-        d = math.inf
-        for n, _s, b in refused:
-            has = n[:, j] > 0
-            if has.any():  # each stays MARGIN * b above b (it started at least that far)
-                excess = n[has] @ q - b * (1 + MARGIN)
-                d = min(d, float(np.min(0.5 * excess / n[has, j])))
-        if math.isfinite(d) and d > 0:
-            q[j] -= d
-    out_rates = list(rates)
-    for k, i in enumerate(pos):
-        out_rates[i] = float(q[k])
-    return out_rates
+    bandwidth (a coordinate takes half of what is left above that); ``rates`` itself when the
+    boxes are too large."""
+    return _move(rates, bandwidths, up=False)
 
 
 def lifted(rates: list[float], bandwidths: Iterable[float]) -> list[float]:
@@ -97,34 +84,36 @@ def lifted(rates: list[float], bandwidths: Iterable[float]) -> list[float]:
     count vector ``rates`` admits on each bandwidth (so the feasibility check there answers for
     ``rates``); each admitted vector stays ``MARGIN`` below the bandwidth. ``rates`` itself when
     the boxes are too large."""
-    use = _usable(rates, bandwidths)
-    if use is None:
+    return _move(rates, bandwidths, up=True)
+
+
+def _move(rates: list[float], bandwidths: Iterable[float], up: bool) -> list[float]:
+    """Up: keep every admitted count vector admitted; down: keep every refused one refused.
+    Count vectors within ``MARGIN`` of a bandwidth hold their tasks' coordinates where they are."""
+    boxes = _boxes(rates, bandwidths, 0 if up else 1)
+    if boxes is None:
         return list(rates)
-    p, pos, bands = use
-    q = p[pos].copy()
-    admitted: list[tuple[np.ndarray, float]] = []
+    p, pos, per_band = boxes
+    q = p.copy()
+    kept: list[tuple[np.ndarray, float]] = []
     hold = np.zeros(len(pos), dtype=bool)
-    for b in bands:
-        n = _counts(p[pos], b, 0)
-        if n is None:
-            return list(rates)
-        s = n @ p[pos]
-        inside = s <= b * (1 + 1e-12)
-        near = inside & (s > b * (1 - MARGIN))
-        hold |= (n[near] > 0).any(axis=0)  # full to a hair: its tasks stay put
-        admitted.append((n[inside & ~near], b))
-    for j in range(len(pos)):
-        if hold[j]:
-            continue
-        u = math.inf
-        for n, b in admitted:
+    for n, s, b in per_band:
+        if up:
+            side = s <= b * (1 + 1e-12)
+            near = side & (s > b * (1 - MARGIN))
+        else:
+            side = s > b * (1 + 1e-12)
+            near = side & (s <= b * (1 + MARGIN))
+        hold |= (n[near] > 0).any(axis=0)
+        kept.append((n[side & ~near], b))
+    for j in np.flatnonzero(~hold):
+        step = math.inf
+        for n, b in kept:
             has = n[:, j] > 0
             if has.any():
-                room = b * (1 - MARGIN) - n[has] @ q
-                u = min(u, float(np.min(room / n[has, j])))
-        if math.isfinite(u) and u > 0:
-            q[j] += u
-    out_rates = list(rates)
-    for k, i in enumerate(pos):
-        out_rates[i] = float(q[k])
-    return out_rates
+                load = n[has] @ q
+                room = b * (1 - MARGIN) - load if up else 0.5 * (load - b * (1 + MARGIN))
+                step = min(step, float(np.min(room / n[has, j])))
+        if math.isfinite(step) and step > 0:
+            q[j] += step if up else -step
+    return _placed(rates, pos, q)
