@@ -389,13 +389,14 @@ def solve_gria(
     elif eligible:
         terms = _link_terms(cands, r, y, mult)
         caps = {e: _room(sc, e) for e in terms}
-        over = _overload_value(terms, caps)
-        if links == "tie-break" and over <= 1e-9 and not always:
+        excess = {e: load - caps[e] for e, load in _loads(terms).items()}
+        if links == "tie-break" and sum(max(x, 0.0) for x in excess.values()) <= 1e-9 and not always:
             tie = "skipped: the optimum overloads no link of its default paths"
         else:
             tie = "run"
-            values, rounded_from, cut = _tie_break(prob, objective, best, links, terms, caps, cands, r, mult,
-                                                   var, deadline, cancel, lambda: _values(x, r, lam), values)
+            hot = {e for e, x in excess.items() if x > 0}
+            values, rounded_from, cut = _tie_break(prob, objective, best, links, terms, caps, hot, cands, r,
+                                                   mult, var, deadline, cancel, lambda: _values(x, r, lam), values)
             if cut:
                 tie = "cut short by the time limit"
     xv, rv, lv = values
@@ -421,7 +422,7 @@ def _room(sc: Scenario, e: Link) -> float:
 
 
 def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, terms: dict, caps: dict,
-               cands: Candidates, r: dict, mult: dict, var: Callable, deadline: Deadline,
+               hot: set[Link], cands: Candidates, r: dict, mult: dict, var: Callable, deadline: Deadline,
                cancel: CancelToken | None, read: Callable[[], tuple], values: tuple) -> tuple[tuple, float, bool]:
     """The re-solves of :func:`solve_gria`'s link tie-break, each from the last basis: (``model``)
     Eq. (1) with the default paths' link capacities, then, holding the objective, (``tie-break``)
@@ -444,7 +445,7 @@ def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, te
         warm.add(objective >= hold * (1.0 - 1e-7), "hold_objective")
         stages = []
         if links == "tie-break":
-            stages.append(_overload(terms, caps, warm, var, deadline, cancel))
+            stages.append(_overload(terms, caps, hot, warm, var, deadline, cancel))
         hop_terms = []
         for (task, gi, s), v in r.items():
             g = cands.groups[task][gi]
@@ -493,29 +494,25 @@ def _link_terms(cands: Candidates, r, y, mult) -> dict[Link, dict]:
     return terms
 
 
-def _overload_value(terms: dict[Link, dict], caps: dict[Link, float]) -> float:
-    """Gbps above capacity on the default paths for the variables' current values."""
-    total = 0.0
-    for e, row in terms.items():
-        load = sum(c * float(v.value() or 0.0) for v, c in row.items())
-        total += max(load - caps[e], 0.0)
-    return total
+def _loads(terms: dict[Link, dict]) -> dict[Link, float]:
+    """Gbps on each link of the default paths for the variables' current values."""
+    return {e: sum(c * float(v.value() or 0.0) for v, c in row.items()) for e, row in terms.items()}
 
 
-def _overload(terms: dict[Link, dict], caps: dict[Link, float], warm: WarmLp, var, deadline: Deadline,
-              cancel: CancelToken | None):
+def _overload(terms: dict[Link, dict], caps: dict[Link, float], hot: set[Link], warm: WarmLp, var,
+              deadline: Deadline, cancel: CancelToken | None):
     """Sum over directed links of the Gbps above capacity (minus background) on the default paths;
     adds one overload variable and row per used link to the model and returns the sum. The
     re-solve starts where the last one ended with each overloaded link's variable at its overload
-    (basic in its row's place), a feasible start (:meth:`WarmLp.add_row`)."""
+    (basic in its row's place), a feasible start (:meth:`WarmLp.add_row`); ``hot``: the links
+    the current values overload."""
     over = []
     for n, (e, row) in enumerate(terms.items()):
         if n % 256 == 0:
             deadline.check(cancel)
         o = var()
-        load = sum(c * float(v.value() or 0.0) for v, c in row.items())
         warm.add_row([(o, 1.0), *((v, -c) for v, c in row.items())], -caps[e], math.inf,  # o >= load - cap
-                     basic=o if load > caps[e] else None)
+                     basic=o if e in hot else None)
         over.append(o)
     return pulp.lpSum(over)
 

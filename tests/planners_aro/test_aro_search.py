@@ -19,6 +19,7 @@ from inaplanner.planners.aro.planner import (
     _main_term,
     _Record,
     _search,
+    bandwidths,
     direction_candidates,
     rate_candidates,
 )
@@ -180,7 +181,7 @@ def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
     verdicts = {}
     for factor in (0.5, 1.0, 1.001, 1.5, 4.0):
         verdict, flows = aro._cover(sc, graphs, objective, upper, main * factor, _Clock(30), CancelToken(),
-                                    _Record(Progress()), {})
+                                    _Record(Progress()), {}, bandwidths(sc, graphs))
         verdicts[factor] = verdict
         if factor <= 1.0:
             assert verdict != "refuted"  # this level is reached by the optimal plan

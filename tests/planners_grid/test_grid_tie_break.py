@@ -46,10 +46,10 @@ def test_tie_break_cut_by_the_limit_keeps_the_first_optimum(monkeypatch):
     from inaplanner.planners.deadline import Deadline, OutOfTime
 
     with pytest.raises(OutOfTime):  # the row building itself checks the limit
-        G._overload({("a", "b"): {}}, {("a", "b"): 1.0}, None, lambda: None, Deadline(0.0), None)
+        G._overload({("a", "b"): {}}, {("a", "b"): 1.0}, set(), None, lambda: None, Deadline(0.0), None)
     sc = _ft8()
 
-    def cut(terms, caps, warm, var, deadline, cancel):
+    def cut(terms, caps, hot, warm, var, deadline, cancel):
         raise OutOfTime("the cpu time limit ran out")
 
     monkeypatch.setattr(G, "_overload", cut)

@@ -526,6 +526,7 @@ class AroPlanner:
         hi = bound - extra
         unknown_at = 0.0
         memo: dict[str, list[np.ndarray]] = {}  # rate vectors known feasible / infeasible
+        bands = bandwidths(sc, graphs)
         rec.enter("refute", 0.6, "refuting levels")
         while bound_valid and not maxmin and not closed() and clock.left() > 0:
             lo = max(_main_term(objective, best.rates), unknown_at)
@@ -533,7 +534,7 @@ class AroPlanner:
                 break
             # high levels are refuted with few boxes, levels near the optimum need many: bisect
             target = max(0.5 * (lo + hi), lo * (1 + max(gap, 1e-4)))
-            verdict, flows = self._cover(sc, graphs, objective, finite, target, clock, cancel, rec, memo)
+            verdict, flows = self._cover(sc, graphs, objective, finite, target, clock, cancel, rec, memo, bands)
             if verdict == "refuted":
                 hi = target
                 bound = min(bound, hi + extra)
@@ -589,6 +590,7 @@ class AroPlanner:
         cancel: CancelToken,
         rec: _Record,
         memo: dict[str, list[np.ndarray]],
+        bands: set[float],
     ) -> tuple[str, list[Flows] | None]:
         """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
         beta_s T_s, Eq. 3 without mu) reaches ``level``? ('refuted', None), ('feasible', flows)
@@ -615,7 +617,6 @@ class AroPlanner:
         # an infeasible one
         yes = memo.setdefault("yes", [])
         no = memo.setdefault("no", [])
-        bands = {resource_capacity(sc, res) for g in graphs for e in g.edges for res in e.resources}
         while stack:
             cancel.check()
             if clock.left() <= 0:
@@ -1081,6 +1082,11 @@ def _trivial_bound(sc: Scenario, tasks: list, objective: Objective) -> float | N
         caps.append(out_cap(t.ps, inward=True))
     got = _objective_lp(np.array(rows), np.array(caps), objective, None)
     return None if got is None else got[1]
+
+
+def bandwidths(sc: Scenario, graphs: list[TaskGraph]) -> set[float]:
+    """The bandwidths of the tasks' resources: what rate classes are made of (module ``classes``)."""
+    return {resource_capacity(sc, res) for g in graphs for e in g.edges for res in e.resources}
 
 
 def _fits(g: TaskGraph, f: Flows) -> bool:
