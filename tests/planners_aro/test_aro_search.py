@@ -204,3 +204,18 @@ def test_greedy_plans_hold_at_their_rates(seed, make_leaf_spine):
         ev = evaluate(sc, plan)
         assert ev.valid and ev.feasible, (rate, ev.errors[:2], [str(v) for v in ev.violations[:2]])
     assert greedy_flows(sc, graphs, [0.05] * len(graphs)) is not None  # easy levels are found
+
+
+def test_an_undecided_candidate_gets_the_time_left():
+    """The top candidate undecided at its share is checked again with all the time left (share
+    1.0), and it then holds a plan."""
+    shares = []
+
+    def check(x, share=0.5):
+        shares.append((x, share))
+        if x == 3.0:
+            return ("feasible", [3.0]) if share == 1.0 else ("timeout", None)
+        return "feasible", [x]
+
+    found = _search([1.0, 2.0, 3.0], 0.0, check, lambda f: f[0], _Clock(10))
+    assert found.lo == 3.0 and shares[-1] == (3.0, 1.0) and not found.timed_out
