@@ -22,6 +22,13 @@ answered first by a greedy (:mod:`greedy`), then by HiGHS.
      :func:`exact_model` (QSR levels with exact products, or continuous rates when QSR is off),
      started from the best plan, improves it and tightens the bound with HiGHS' dual bound.
 
+Before step 3, jobs with several tasks try the corner points of what the tasks reached alone
+(:func:`corner_points`, :meth:`AroPlanner._corners`: per job every task at its own optimum, or one
+there and the others one rate class below), routed task after task with a large-neighbourhood
+repair (:meth:`AroPlanner._repair`: a task that does not fit is routed jointly with one or two
+placed tasks in what the rest leave). On fat-tree k=16 with 200 workers per job that finds
+(33.3, 25, 33.3, 25), 58.3 per job, where every joint check HiGHS is given stays undecided.
+
 Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is
 refuted by covering each job's simplex of rate splits with boxes whose least point is infeasible
 (downward closedness); levels are bisected between the best plan and the bound, high ones first
@@ -110,6 +117,8 @@ class _Clock:
         self._now = time.process_time if kind == "cpu" else time.perf_counter
         self.end = self._now() + max(limit, 0.0)
         self.parent = parent
+        # when the run's clock started, on both clocks (for the CPU share it has had)
+        self._born = parent._born if parent is not None else (time.perf_counter(), time.process_time())
 
     @classmethod
     def of(cls, deadline: Deadline) -> _Clock:
@@ -125,6 +134,14 @@ class _Clock:
 
     def expired(self) -> bool:
         return self.left() <= 0.0
+
+    def cpu_share(self) -> float:
+        """CPU seconds per wall second this run has had so far, in [0.05, 1] (1 in its first
+        second: too little to tell)."""
+        wall = time.perf_counter() - self._born[0]
+        if wall < 1.0:
+            return 1.0
+        return min(max((time.process_time() - self._born[1]) / wall, 0.05), 1.0)
 
 
 class _ExactReport:
@@ -205,12 +222,17 @@ class _RunToken(CancelToken):
 
 
 def _milp_kw(clock: _Clock, cancel: CancelToken) -> dict[str, Any]:
-    """``time_limit``/``cancel``/``stop`` for :meth:`Milp.solve`: HiGHS' own limit is wall-clock,
-    so with a CPU limit it gets none (on a loaded machine any wall cap would cut it short) and is
-    stopped from its callback when the CPU budget runs out."""
+    """``time_limit``/``cancel``/``stop`` for :meth:`Milp.solve`. With a CPU limit HiGHS is
+    stopped from its callback when the CPU budget runs out; its own limit is wall-clock, so it
+    gets the CPU seconds left (plus half a second) at the CPU share the run has had so far. That
+    cap is a backstop: HiGHS' root heuristics can run for many seconds without calling back
+    (fat-tree k=16 with 200 workers per job, seed 0: 18.8 s, a 15.8 s overrun of a 120 s limit),
+    but they do watch HiGHS' own limit; at a steady load the callback stops it first."""
     user = cancel.user if isinstance(cancel, _RunToken) else cancel
     if clock.kind != "wall":
-        return {"time_limit": None, "cancel": user, "stop": clock.expired}
+        left = clock.left()
+        cap = (left + 0.5) / clock.cpu_share() if math.isfinite(left) else None
+        return {"time_limit": None if cap is None else min(cap, 1e7), "cancel": user, "stop": clock.expired}
     return {"time_limit": max(min(clock.left(), 1e7), 0.05), "cancel": user, "stop": clock.expired}
 
 
@@ -471,6 +493,11 @@ class AroPlanner:
                 best = Outcome(flows, rates, obj, None)
         assert best is not None
         rec.offer(best.flows, best.rates, best.objective)
+        if len(set(objective.job_of)) < len(graphs) and not (
+                bound_valid and best.objective >= bound * (1 - gap) - REL):
+            rec.enter("corners", 0.48, "corner points of the tasks' own optima")
+            best = self._corners(sc, graphs, objective, [o.objective for o in solo], best, clock, cancel, rec,
+                                 hints, bound if bound_valid else math.inf)
         rec.enter("search", 0.5, "common level along the balanced direction")
 
         def closed() -> bool:
@@ -503,6 +530,12 @@ class AroPlanner:
                 return direction_max(sc, plan, {(g.task.job, g.task.ps): w for g, w in zip(graphs, rho_l, strict=True)})
 
             start = min(r / w for r, w in zip(best.rates, rho_l, strict=True) if w > 0)
+            if not maxmin and objective.value(rho_l) > 0:
+                # only a plan is sought here (no bound comes from this search): the objective is
+                # linear in theta, so levels below the best plan's value are not worth a check
+                # (fat-tree k=16 with 200 workers per job: after the corner points,
+                # (25, 25, 37.5, 25) took 43 s for nothing)
+                start = max(start, best.objective / objective.value(rho_l))
             # where every task is at most what it reached alone: often a plan (leaf-spine
             # lambda = 5 with the 32-flow fan-in: 33.3 Gbps each, where the top candidate is
             # undecided for the whole limit), so it is checked before the top
@@ -577,6 +610,67 @@ class AroPlanner:
                 rec.tighten(bound)
         best.bound = bound if bound_valid else None
         best.timed_out = timed_out
+        return best
+
+    def _corners(
+        self,
+        sc: Scenario,
+        graphs: list[TaskGraph],
+        objective: Objective,
+        reached: list[float],
+        best: Outcome,
+        clock: _Clock,
+        cancel: CancelToken,
+        rec: _Record,
+        hints: dict,
+        bound: float = math.inf,
+    ) -> Outcome:
+        """Jobs with several tasks: the corner points (:func:`corner_points`) above the best plan,
+        the top one briefly, then easiest first (least main term, then least total rate: each
+        plan found raises the floor the next must beat), routed task after task with the repair
+        move (no joint MILP: that is what stalls on them). Returns the best plan, ``best`` or
+        better. At most ``CORNER_MAX`` are tried, together in ``CORNER_SHARE`` of the time left.
+        Points above ``bound`` (an upper bound on the objective) are not: on fat-tree k=24 with
+        50 workers per job every task reaches 100 alone, but the job's workers' links carry 100
+        in all, so (100, 50, ...) cannot be a plan. Nor are points whose joint LP relaxation is
+        infeasible (on fat-tree k=8 every corner, each in a fraction of a second)."""
+        below = []
+        for g, r in zip(graphs, reached, strict=True):
+            lower = [c for c in rate_candidates(sc, g) if c < r * (1 - 1e-9)]
+            below.append(max(lower) if lower else None)
+        points = corner_points(reached, below, objective.job_of)
+        points.sort(key=lambda p: (_main_term(objective, p), sum(p)))
+        # the top corner (every task at its own optimum) goes first, briefly: when it is a plan
+        # nothing above it is left to find (fat-tree k=16 with 50 workers per job: 1.1 s, where
+        # climbing to it took 2.3 s)
+        points = points[-1:] + points[:-1]
+        budget = clock.sub(CORNER_SHARE * clock.left())
+        tried = 0
+        for n, point in enumerate(points):
+            if budget.left() <= 0 or tried >= CORNER_MAX:
+                break
+            if not best.objective * (1 + 1e-9) + REL < objective.value(point) <= bound * (1 + 1e-9):
+                continue
+            cancel.check()
+            m, _ = feasibility_model(sc, graphs, point, check=cancel.check)
+            if m.n_cols <= LP_FIRST_MAX_COLS and _relaxation_infeasible(m, budget, cancel):
+                continue  # settled in a fraction of a second (fat-tree k=8), not counted as tried
+            tried += 1
+            # the top at most CORNER_TOP_SECONDS; then the first gets half the budget (a plan
+            # there needs about 15 s on fat-tree k=16), each next half of what is left, the
+            # last all of it
+            if n == 0:
+                each = budget.sub(min(CORNER_TOP_SECONDS, budget.left() / 4))
+            else:
+                each = budget if tried == CORNER_MAX else budget.sub(budget.left() / 2)
+            flows = self._one_by_one(sc, graphs, point, each, cancel, hints, repair=True)
+            if flows is None or not self._holds(sc, graphs, flows, point):
+                continue
+            rates = self._route_rates(sc, graphs, flows, objective)
+            value = objective.value(rates)
+            if value > best.objective:
+                best = Outcome(flows, rates, value, None)
+                rec.offer(flows, rates, value)
         return best
 
     def _cover(
@@ -762,27 +856,71 @@ class AroPlanner:
 
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
-        hints: dict,
+        hints: dict, repair: bool = False,
     ) -> list[Flows] | None:
         """Tasks routed one after the other in the bandwidth the earlier ones left: the greedy,
         else a single-task MILP fed through each admissible set of the PS leaf's pipelines (the
         ones behind the most programmable switches earlier tasks left room to reach first). A
-        task that cannot be placed moves to the front and all are placed again (once per task)."""
+        task that cannot be placed is (with ``repair``, the corner points' checks only) routed
+        again jointly with one or two placed tasks (:meth:`_repair`); if that fails too it moves
+        to the front and all are placed again (once per task)."""
         order = list(range(len(graphs)))
-        budget = clock.sub(0.8 * clock.left())
+        budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
         for _attempt in range(len(graphs)):
             left: dict[Resource, float] = {}
             out: dict[int, Flows] = {}
             for i in order:
                 f = self._place(sc, graphs[i], rates[i], left, budget, cancel, hints.get(graphs[i].task))
-                if f is None:
+                if f is not None:
+                    out[i] = f
+                    continue
+                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel) if repair and out else None
+                if fixed is None:
                     break
-                out[i] = f
+                out, left = fixed
             else:
                 return [out[i] for i in range(len(graphs))]
             if budget.left() <= 0:
                 return None
             order = [i] + [j for j in order if j != i]
+        return None
+
+    def _repair(
+        self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], placed: dict[int, Flows], i: int,
+        clock: _Clock, cancel: CancelToken,
+    ) -> tuple[dict[int, Flows], dict[Resource, float]] | None:
+        """A large-neighbourhood move: task i, which does not fit in what the placed tasks left,
+        is routed jointly with one (then two) of them in what the others leave: a feasibility
+        MILP over the freed tasks only, far smaller than the joint one (fat-tree k=16 with 200
+        workers per job: plans in about 20 s where the joint MILP stays undecided after 80 s).
+        The placed tasks using most bandwidth on i's resources are freed first. Returns the new
+        placement and what it leaves, or None."""
+        mine = {res for e in graphs[i].edges for res in e.resources}
+        weight = {j: sum(v for res, v in (_usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
+                  for j, f in placed.items()}
+        near = sorted(placed, key=lambda j: -weight[j])
+        options = ([(j,) for j in near] + list(itertools.combinations(near, 2)))[:REPAIR_MAX_MOVES]
+        for n_opt, freed in enumerate(options):
+            if clock.left() <= 0:
+                return None
+            cancel.check()
+            rest: dict[Resource, float] = {}
+            for j, f in placed.items():
+                if j not in freed:
+                    _take(sc, graphs[j], f, rates[j], rest, force=True)
+            tasks = [i, *freed]
+            m, blocks = feasibility_model(sc, [graphs[k] for k in tasks], [rates[k] for k in tasks], rest,
+                                          check=cancel.check)
+            # most are refuted by the LP relaxation in a fraction of a second: each gets half of
+            # what is left (the last all), so one that needs seconds has them
+            _, values = _decide(m, clock if n_opt == len(options) - 1 else clock.sub(clock.left() / 2), cancel)
+            if values is None:
+                continue
+            out = {j: f for j, f in placed.items() if j not in freed}
+            for k, b in zip(tasks, blocks, strict=True):
+                out[k] = block_flows(b, values)
+                _take(sc, graphs[k], out[k], rates[k], rest, force=True)
+            return out, rest
         return None
 
     def _place(
@@ -845,6 +983,14 @@ WARM_MIN_SECONDS = 1.0
 WARM_ALWAYS_FLOWS = 400
 #: Multi-task runs: the single-task solves together get at most this share of the time left.
 SOLO_SHARE = 0.5
+#: A repair (:meth:`AroPlanner._repair`) frees at most this many placed tasks' combinations.
+REPAIR_MAX_MOVES = 6
+#: Corner points (:func:`corner_points`): at most this many are checked, together in at most
+#: this share of the time left.
+CORNER_MAX = 4
+CORNER_SHARE = 0.5
+#: ... the top corner first, for at most this many seconds.
+CORNER_TOP_SECONDS = 3.0
 
 #: ``exact=auto`` runs the exact joint model only below this many unfolded edges in total: on
 #: larger models its LP relaxation is too weak for HiGHS to close anything in seconds.
@@ -997,6 +1143,35 @@ def direction_candidates(sc: Scenario, graphs: list[TaskGraph], rho: list[float]
     return _dedupe(sorted(c for c in out if c <= 1.0 + 1e-9)), complete
 
 
+def corner_points(reached: list[float], below: list[float | None], job_of: list[int]) -> list[list[float]]:
+    """Rate vectors where each job's tasks sit at the corners of what they reached alone: per job
+    either every task at ``reached`` or one (the lead) at ``reached`` and the others at ``below``
+    (the next rate below theirs where a resource is exactly full). One vector per combination of
+    the jobs' choices; a task with no rate below drops the choices that need one. On fat-tree
+    k=16 with 200 workers per job every task reaches 33.3 alone and (33.3, 25, 33.3, 25) is a plan
+    (58.3 per job) that no even rate vector gives."""
+    per_job: dict[int, list[int]] = {}
+    for i, s in enumerate(job_of):
+        per_job.setdefault(s, []).append(i)
+    choices: list[list[dict[int, float]]] = []
+    for tasks in per_job.values():
+        mine = [{i: reached[i] for i in tasks}]
+        if len(tasks) > 1:
+            for lead in tasks:
+                rest = [k for k in tasks if k != lead]
+                if all(below[k] is not None for k in rest):
+                    mine.append({lead: reached[lead], **{k: float(below[k]) for k in rest}})  # type: ignore[arg-type]
+        choices.append(mine)
+    out: list[list[float]] = []
+    for combo in itertools.product(*choices):
+        point = [0.0] * len(reached)
+        for part in combo:
+            for i, r in part.items():
+                point[i] = r
+        out.append(point)
+    return out
+
+
 def _dedupe(values: list[float]) -> list[float]:
     """Sorted values with near-equal neighbours (relative 1e-9) merged, keeping the larger."""
     out: list[float] = []
@@ -1008,16 +1183,25 @@ def _dedupe(values: list[float]) -> list[float]:
     return out
 
 
-def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, float], force: bool = False) -> bool:
-    """Subtract what flows ``f`` at rate r use from ``left`` if it fits (or ``force``)."""
+def _usage(g: TaskGraph, f: Flows, r: float) -> dict[Resource, float] | None:
+    """The bandwidth flows ``f`` of ``g`` at rate r take from each resource (None: flows of
+    another graph)."""
     index = {g.edge_key(k): k for k in range(len(g.edges))}
     use: dict[Resource, float] = {}
     for key, y in f.y.items():
         k = index.get(key)
         if k is None:
-            return False  # flows of another graph
+            return None
         for res in g.edges[k].resources:
             use[res] = use.get(res, 0.0) + y * r
+    return use
+
+
+def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, float], force: bool = False) -> bool:
+    """Subtract what flows ``f`` at rate r use from ``left`` if it fits (or ``force``)."""
+    use = _usage(g, f, r)
+    if use is None:
+        return False  # flows of another graph
     room = {res: left.get(res, resource_capacity(sc, res)) for res in use}
     if not force and any(use[res] > room[res] * (1 + 1e-12) + 1e-9 for res in use):
         return False
