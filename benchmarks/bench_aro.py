@@ -116,15 +116,10 @@ def build_speed(setting: str = "L5") -> None:
     import pulp
 
     from inaplanner.planners.aro.formulation import feasibility_model
-    from inaplanner.planners.aro.graph import build_task_graph
-    from inaplanner.planners.routing import adjacency, shortest_dag
+    from inaplanner.planners.aro.graph import task_graphs
 
     sc = build(setting, 0)
-    adj = adjacency(sc)
-    graphs = []
-    for t in sc.tasks():
-        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
-        graphs.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps, adj=adj)))
+    graphs = task_graphs(sc)
     rates = [20.0] * len(graphs)
     t0 = time.perf_counter()
     m, _ = feasibility_model(sc, graphs, rates)

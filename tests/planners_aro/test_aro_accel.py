@@ -8,17 +8,8 @@ from inaplanner.evaluate import evaluate
 from inaplanner.planners import get, run_planner
 from inaplanner.planners.aro.accel import aa_groups, app_prune, sro_stage1, sro_unused, variance
 from inaplanner.planners.aro.formulation import Flows
-from inaplanner.planners.aro.graph import build_task_graph, inp_scores
-from inaplanner.planners.routing import shortest_dag
+from inaplanner.planners.aro.graph import inp_scores, task_graphs
 from inaplanner.topologies import aro_fig1, fat_tree, leaf_spine, mark_programmable, place_jobs
-
-
-def graphs_of(sc):
-    out = []
-    for t in sc.tasks():
-        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
-        out.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps)))
-    return out
 
 
 def test_variance_is_the_papers_sum_of_squares():
@@ -30,7 +21,7 @@ def test_variance_is_the_papers_sum_of_squares():
 def test_inp_scores_count_flows_that_may_arrive():
     """Fig. 6's rule: an OP may send one flow per INP, a CS everything it receives."""
     sc = aro_fig1()
-    (g,) = graphs_of(sc)
+    (g,) = task_graphs(sc)
     scores = inp_scores(g)
     assert scores[("inp", "L1", 0)] == 2  # W0 and W1
     assert scores[("inp", "S1", 0)] == 1 + 1 + 1  # L1's aggregate, L2's aggregate, W4 through CS L3
@@ -41,7 +32,7 @@ def test_alternative_aggregators_are_grouped_by_position():
     sc = fat_tree(4)
     mark_programmable(sc, None, tiers=["agg", "core"], pipelines=1)
     place_jobs(sc, 1, 1, 8, seed=1)
-    (g,) = graphs_of(sc)
+    (g,) = task_graphs(sc)
     groups = sorted(sorted(grp) for grp in aa_groups(g))
     assert groups  # the cores of one plane, the aggregation switches of one pod
     for grp in groups:
@@ -53,7 +44,7 @@ def test_app_keeps_alpha_share_round_robin():
     sc = leaf_spine(4, 4, 3)
     mark_programmable(sc, None, tiers=["spine"], pipelines=1)
     place_jobs(sc, 1, 2, 6, seed=0)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     drops = app_prune(graphs, 0.5)
     kept = [set(g.aggregators) - d - {s for s in g.aggregators if not s.startswith("S")} for g, d in zip(graphs, drops, strict=True)]
     assert [len(k) for k in kept] == [2, 2]  # floor(0.5 * 4)
@@ -63,7 +54,7 @@ def test_app_keeps_alpha_share_round_robin():
 
 def test_app_prefers_low_variance_aggregators(make_leaf_spine):
     sc = make_leaf_spine(3, leaves=4, spines=4, hosts=3, workers=7, pipelines=2, share=0.6)
-    (g,) = graphs_of(sc)
+    (g,) = task_graphs(sc)
     (drop,) = app_prune([g], 0.5)
     scores = inp_scores(g)
     for grp in aa_groups(g):
@@ -75,13 +66,13 @@ def test_app_prefers_low_variance_aggregators(make_leaf_spine):
 
 def test_sro_stage1_drops_common_spines_and_finds_unused_aggregators():
     sc = aro_fig1()
-    (g,) = graphs_of(sc)
+    (g,) = task_graphs(sc)
     g1 = sro_stage1(sc, g)
     assert "S0" not in g1.dag.dist and "S1" in g1.dag.dist
     sc2 = leaf_spine(3, 3, 2)
     mark_programmable(sc2, None, tiers=["spine"], pipelines=1)
     place_jobs(sc2, 1, 1, 4, seed=0)
-    (g2,) = graphs_of(sc2)
+    (g2,) = task_graphs(sc2)
     used = Flows(x={("inp", "S2", 0): 1})
     assert sro_unused(g2, used) == {"S1", "S3"}
 

@@ -12,21 +12,12 @@ import pytest
 from inaplanner.evaluate import evaluate
 from inaplanner.planners import CancelToken, get
 from inaplanner.planners.aro.formulation import objective_for
-from inaplanner.planners.aro.graph import build_task_graph
+from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import SINGLE, Outcome, _Clock, _Record, _take, corner_points
 from inaplanner.planners.base import Progress
-from inaplanner.planners.routing import shortest_dag
 
 MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
 SJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=1, tasks=2, workers=4, capacities=(1.0, 2.0))
-
-
-def graphs_of(sc):
-    out = []
-    for t in sc.tasks():
-        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
-        out.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps)))
-    return out
 
 
 def _expected_corners(reached, below, job_of):
@@ -78,7 +69,7 @@ def test_repair_is_the_joint_question_for_the_freed_tasks(seed, make_leaf_spine)
     rates a joint plan reaches it succeeds, whatever the placed task's routes, and its placement
     holds; at rates far above every plan it fails."""
     sc = make_leaf_spine(seed, **SJMT2)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     aro = get("aro")
     params = {"sro": False, "app": False, "qsr": False, "alpha": 0.6, "qsr_levels": 100,
               "gap": 1e-6, "exact": "always", "time_limit": 30}
@@ -97,21 +88,32 @@ def test_repair_is_the_joint_question_for_the_freed_tasks(seed, make_leaf_spine)
     assert aro._repair(sc, graphs, [4 * r + 1 for r in rates], placed, 1, _Clock(20), CancelToken()) is None
 
 
+def _from_solo(sc):
+    """ARO's corner step from the tasks' own plans: (aro, graphs, objective, incumbent, a call
+    running the step with ``bound``, returning its best plan)."""
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
+    flows = [o.flows[0] for o in solo]
+    rates = aro._route_rates(sc, graphs, flows, objective)
+    start = Outcome(flows, rates, objective.value(rates), None)
+    hints = {g.task: o.flows[0] for g, o in zip(graphs, solo, strict=True)}
+
+    def corners(bound=float("inf")):
+        return aro._corners(sc, graphs, objective, [o.objective for o in solo], start, _Clock(30), CancelToken(),
+                            _Record(Progress()), hints, bound)
+
+    return aro, graphs, objective, start, corners
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_corner_plans_hold_and_never_lose(seed, make_leaf_spine, brute):
     """From a poor incumbent the corner step returns a plan at least as good, which the
     evaluator accepts and which never beats the exhaustive optimum."""
     sc = make_leaf_spine(seed, **MJMT2)
-    graphs = graphs_of(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
-    reached = [o.objective for o in solo]
-    flows = [o.flows[0] for o in solo]
-    rates = aro._route_rates(sc, graphs, flows, objective)
-    start = Outcome(flows, rates, objective.value(rates), None)
-    hints = {g.task: o.flows[0] for g, o in zip(graphs, solo, strict=True)}
-    got = aro._corners(sc, graphs, objective, reached, start, _Clock(30), CancelToken(), _Record(Progress()), hints)
+    aro, graphs, objective, start, corners = _from_solo(sc)
+    got = corners()
     assert got.objective >= start.objective
     plan = aro._plan_from(sc, graphs, got.flows, objective)
     ev = evaluate(sc, plan)
@@ -124,16 +126,8 @@ def test_corners_find_the_uneven_optimum(make_leaf_spine, brute):
     """Seed 1: three tasks reach 1.0 alone and one 0.5. The tasks' own plans together reach 1.0,
     the corner step the exhaustive optimum, 1.5."""
     sc = make_leaf_spine(1, **MJMT2)
-    graphs = graphs_of(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
-    flows = [o.flows[0] for o in solo]
-    rates = aro._route_rates(sc, graphs, flows, objective)
-    start = Outcome(flows, rates, objective.value(rates), None)
-    hints = {g.task: o.flows[0] for g, o in zip(graphs, solo, strict=True)}
-    got = aro._corners(sc, graphs, objective, [o.objective for o in solo], start, _Clock(30), CancelToken(),
-                       _Record(Progress()), hints)
+    _, _, _, start, corners = _from_solo(sc)
+    got = corners()
     best = brute(sc)
     assert start.objective < 0.9 * best
     assert got.objective == pytest.approx(best, rel=1e-6)
@@ -143,17 +137,10 @@ def test_no_corner_above_the_bound_is_tried(make_leaf_spine, monkeypatch):
     """The same case with an upper bound just above the incumbent: no corner point is worth a
     check (every one would beat the bound), so the incumbent comes back as it was."""
     sc = make_leaf_spine(1, **MJMT2)
-    graphs = graphs_of(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
-    flows = [o.flows[0] for o in solo]
-    rates = aro._route_rates(sc, graphs, flows, objective)
-    start = Outcome(flows, rates, objective.value(rates), None)
+    aro, _, _, start, corners = _from_solo(sc)
     tried = []
     monkeypatch.setattr(aro, "_one_by_one", lambda *a, **k: tried.append(a))  # a spy: nothing to route
-    got = aro._corners(sc, graphs, objective, [o.objective for o in solo], start, _Clock(30), CancelToken(),
-                       _Record(Progress()), {}, bound=start.objective * 1.01)
+    got = corners(bound=start.objective * 1.01)
     assert got is start and not tried
 
 

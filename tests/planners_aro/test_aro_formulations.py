@@ -14,28 +14,19 @@ from inaplanner.planners.aro.formulation import (
     qsr_delta,
     ratio_model,
 )
-from inaplanner.planners.aro.graph import build_task_graph
+from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import _level_slack, rate_candidates
 from inaplanner.planners.aro.routes import generate_routes
-from inaplanner.planners.routing import shortest_dag
 
 SJST = dict(spines=3, hosts=3, workers=5, capacities=(1.0, 2.0))
 SJMT = dict(spines=2, hosts=2, jobs=1, tasks=2, workers=3, capacities=(1.0, 2.0))
 MJMT = dict(spines=2, hosts=3, jobs=2, tasks=1, workers=3, capacities=(1.0, 2.0), weights=[1.0, 2.0])
 
 
-def graphs_of(sc):
-    out = []
-    for t in sc.tasks():
-        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
-        out.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps)))
-    return out
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_u_equals_one_over_r_model_is_exact_for_one_task(seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, **SJST)
-    m, _, _ = ratio_model(sc, graphs_of(sc), [1.0])
+    m, _, _ = ratio_model(sc, task_graphs(sc), [1.0])
     res = m.solve()
     assert res.status == "optimal"
     assert 1.0 / res.objective == pytest.approx(brute(sc), rel=1e-6)
@@ -45,7 +36,7 @@ def test_u_equals_one_over_r_model_is_exact_for_one_task(seed, make_leaf_spine, 
 def test_feasibility_model_accepts_exactly_the_rates_up_to_the_optimum(seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, **SJST)
     best = brute(sc)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     cands = rate_candidates(sc, graphs[0])
     assert any(c == pytest.approx(best) for c in cands)  # the optimum is a candidate b / k
     near = sorted(cands, key=lambda c: abs(c - best))[:6]
@@ -58,7 +49,7 @@ def test_feasibility_model_accepts_exactly_the_rates_up_to_the_optimum(seed, mak
 @pytest.mark.parametrize("kind,seed", [("SJMT", 0), ("SJMT", 2), ("MJMT", 0), ("MJMT", 1)])
 def test_exact_model_with_continuous_rates_matches_brute_force(kind, seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, **(SJMT if kind == "SJMT" else MJMT))
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     objective = objective_for(sc, sc.tasks())
     em = exact_model(sc, graphs, objective, [10.0] * len(graphs), qsr=False)
     res = em.milp.solve(gap=1e-9)
@@ -69,7 +60,7 @@ def test_exact_model_with_continuous_rates_matches_brute_force(kind, seed, make_
 @pytest.mark.parametrize("kind,seed", [("SJMT", 0), ("MJMT", 1)])
 def test_qsr_model_is_exact_up_to_one_level_per_task(kind, seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, **(SJMT if kind == "SJMT" else MJMT))
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     objective = objective_for(sc, sc.tasks())
     em = exact_model(sc, graphs, objective, [10.0] * len(graphs), qsr=True, levels=20)
     assert em.delta == pytest.approx(qsr_delta(sc, graphs, 20))
@@ -85,7 +76,7 @@ def test_algorithm1_routes_carry_exactly_the_model_flows(kind, seed, make_leaf_s
     """Routes generated from y put, on every physical directed link, as many distinct flows (as
     the evaluator counts them) as the model's y says."""
     sc = make_leaf_spine(seed, **{"SJST": SJST, "SJMT": SJMT, "MJMT": MJMT}[kind])
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     m, blocks = feasibility_model(sc, graphs, [0.2] * len(graphs))
     res = m.solve()
     assert res.values is not None

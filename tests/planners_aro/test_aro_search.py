@@ -11,7 +11,7 @@ from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, TaskPlan
 from inaplanner.planners import CancelToken, get
 from inaplanner.planners.aro.formulation import objective_for
-from inaplanner.planners.aro.graph import build_task_graph
+from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.greedy import greedy_flows
 from inaplanner.planners.aro.planner import (
     SINGLE,
@@ -26,17 +26,8 @@ from inaplanner.planners.aro.planner import (
 from inaplanner.planners.aro.rates import structural_bound
 from inaplanner.planners.aro.routes import generate_routes
 from inaplanner.planners.base import Progress
-from inaplanner.planners.routing import shortest_dag
 
 MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
-
-
-def graphs_of(sc):
-    out = []
-    for t in sc.tasks():
-        w = tuple(x for x in sc.job(t.job).workers if x != t.ps)
-        out.append(build_task_graph(sc, t, w, shortest_dag(sc, w, t.ps)))
-    return out
 
 
 def test_search_finds_the_largest_feasible_candidate_and_its_refutation():
@@ -121,7 +112,7 @@ def test_the_single_task_solves_share_half_the_limit(monkeypatch, make_leaf_spin
     monkeypatch.setattr(aro, "time", types.SimpleNamespace(process_time=lambda: now[0],
                                                            perf_counter=lambda: now[0]))
     sc = make_leaf_spine(0, **MJMT2)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     given = []
 
     class Stop(Exception):
@@ -147,7 +138,7 @@ def test_the_single_task_solves_share_half_the_limit(monkeypatch, make_leaf_spin
 @pytest.mark.parametrize("seed", range(3))
 def test_quick_bounds_are_upper_bounds(seed, make_leaf_spine, brute):
     sc = make_leaf_spine(seed, spines=3, hosts=3, workers=5, capacities=(1.0, 2.0))
-    (g,) = graphs_of(sc)
+    (g,) = task_graphs(sc)
     best = brute(sc)
     assert structural_bound(sc, g) >= best - 1e-9
     assert any(abs(c - best) < 1e-9 for c in rate_candidates(sc, g))
@@ -155,7 +146,7 @@ def test_quick_bounds_are_upper_bounds(seed, make_leaf_spine, brute):
 
 def test_direction_candidates_complete_for_equal_weights(make_leaf_spine):
     sc = make_leaf_spine(0, **MJMT2)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     cands, complete = direction_candidates(sc, graphs, [1.0] * len(graphs))
     assert complete and cands[-1] == 1.0 and cands == sorted(cands)
     _, mixed = direction_candidates(sc, graphs, [1.0, 0.5, 1.0, 0.5])
@@ -167,7 +158,7 @@ def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
     """_cover never refutes a level some plan reaches (exhaustive search knows the best), and a
     'feasible' answer comes with flows; far above the optimum every box is refuted."""
     sc = make_leaf_spine(seed, **MJMT2)
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     objective = objective_for(sc, sc.tasks())
     best = brute(sc)  # min_s T_s + 0.001 sum_s T_s with unit weights
     aro = get("aro")
@@ -193,7 +184,7 @@ def test_level_refutation_is_sound(seed, make_leaf_spine, brute):
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_plans_hold_at_their_rates(seed, make_leaf_spine):
     sc = make_leaf_spine(seed, leaves=4, spines=3, hosts=3, jobs=2, tasks=1, workers=4, capacities=(1.0, 2.0))
-    graphs = graphs_of(sc)
+    graphs = task_graphs(sc)
     for rate in (0.1, 0.25, 0.5, 1.0):
         flows = greedy_flows(sc, graphs, [rate] * len(graphs))
         if flows is None:

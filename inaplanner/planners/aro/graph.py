@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inaplanner.model import Scenario, Switch, Task
-from inaplanner.planners.routing import Dag
+from inaplanner.planners.routing import Dag, adjacency, shortest_dag
 
 UNode = tuple  # ("w", id) | ("cs", id) | ("inp", id, pipeline) | ("op", id) | ("ps", id)
 Resource = tuple  # ("link", u, v) directed | ("switch", id)
@@ -167,6 +167,22 @@ def build_task_graph(
     if crowded:  # rule 5 may bind: let the excess flows cross those switches unmerged
         return build_task_graph(sc, task, workers, dag, extra_bypass | crowded, check)
     return g
+
+
+
+def task_graphs(sc: Scenario, tasks: list[Task] | None = None,
+                check: Callable[[], None] | None = None) -> list[TaskGraph]:
+    """Each task's graph (in order; all of ``sc``'s tasks by default): the shortest up-down paths
+    from its job's workers (all but the PS itself) to its PS, decomposed by
+    :func:`build_task_graph`. ``check`` is called before each task and while building."""
+    adj = adjacency(sc)
+    out = []
+    for t in sc.tasks() if tasks is None else tasks:
+        if check is not None:
+            check()
+        workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
+        out.append(build_task_graph(sc, t, workers, shortest_dag(sc, workers, t.ps, adj=adj), check=check))
+    return out
 
 
 def _upper_bounds(g: TaskGraph) -> list[int]:

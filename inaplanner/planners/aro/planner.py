@@ -77,7 +77,7 @@ from inaplanner.planners.aro.formulation import (
     objective_for,
     ratio_model,
 )
-from inaplanner.planners.aro.graph import Resource, TaskGraph, build_task_graph, resource_capacity
+from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
 from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, route_one
 from inaplanner.planners.aro.milp import Milp
 from inaplanner.planners.aro.rates import (
@@ -90,7 +90,6 @@ from inaplanner.planners.aro.rates import (
 from inaplanner.planners.aro.routes import flows_from_routes, generate_routes
 from inaplanner.planners.base import Param, Progress
 from inaplanner.planners.deadline import Deadline
-from inaplanner.planners.routing import adjacency, shortest_dag
 from inaplanner.planners.solver import CancelToken, solver_name
 from inaplanner.progress import as_progress, current_progress
 
@@ -331,12 +330,7 @@ class AroPlanner:
             # (a second at k=24), so a plan exists whenever a heuristic one does
             warm_plan = self._better(sc, objective, params, cancel, None, RandomPlanner())
             rec.enter("graphs", 0.02, "building the unfolded graphs")
-            adj = adjacency(sc)
-            for t in tasks:
-                token.check()
-                workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
-                dag = shortest_dag(sc, workers, t.ps, adj=adj)
-                full.append(build_task_graph(sc, t, workers, dag, check=token.check))
+            full = task_graphs(sc, tasks, check=token.check)
             rec.enter("bound", 0.04, "structural bound")
             rec.tighten(_structural_joint_bound(sc, full, objective))
             rec.enter("warm start", 0.05, "heuristic plans")
