@@ -33,7 +33,14 @@ Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the mai
 refuted by covering each job's simplex of rate splits with boxes whose least point is infeasible
 (downward closedness); levels are bisected between the best plan and the bound, high ones first
 (few boxes), and every feasible box point is a plan (on fat-tree k=8 it found the uneven splits
-that beat every even one). The exact joint model of step 5 runs only on small models.
+that beat every even one). A box point left undecided is not checked again with as little
+time. Then, with the time the refutation left, the climb (:meth:`AroPlanner._climb`) raises one
+task's rate at a time from the best plan, the job furthest behind first, keeping the other tasks'
+routes (placing the raised task in what they leave, else the repair move): on fat-tree k=8 and
+k=16 it finds plans between the best one and levels the refutation left undecided, which that
+bisection never checks. With several tasks per job the search of step 3 yields plans only, so it
+gets at most half the time left and does not retry an undecided level. The exact joint model of
+step 5 runs only on small models.
 
 At scale (issue 13): the run's clock (:class:`_Clock`, wall or CPU per ``limit_kind``) bounds every
 phase: graph and model building, the greedy and the heuristics check it through
@@ -505,12 +512,18 @@ class AroPlanner:
         if maxmin:
             level = min(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
             rho = np.array([level / objective.weights[objective.job_of[i]] for i in range(len(graphs))])
+        several = len(set(objective.job_of)) < len(graphs)
         if not closed() and bound > 0 and rho.max() > 0:
             rho_l = [float(r) for r in rho]
             cands, complete = direction_candidates(sc, graphs, rho_l)
+            # with several tasks per job this search yields plans only (no bound): it may not
+            # take the time the climb and the level refutation need (fat-tree k=16 with 200
+            # workers per job, seed 2: an undecided check at 25 Gbps each took 54 s, then 43 s
+            # again when retried)
+            along = clock.sub(SEARCH_SHARE * clock.left()) if several else clock
 
             def check(theta: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
-                return self._feasible(sc, graphs, [theta * r for r in rho_l], clock, cancel, hints=hints,
+                return self._feasible(sc, graphs, [theta * r for r in rho_l], along, cancel, hints=hints,
                                       share=share)
 
             def value(flows: list[Flows]) -> float:
@@ -535,8 +548,8 @@ class AroPlanner:
             # undecided for the whole limit), so it is checked before the top
             alone_at = min((o.objective / w for o, w in zip(solo, rho_l, strict=True) if w > 0), default=0.0)
             first = max((c for c in cands if start * (1 + 1e-9) < c <= alone_at * (1 + 1e-9)), default=None)
-            found = _search(cands, start, check, value, clock, stop=closed,
-                            refine=0 if complete else 3, tol=max(gap, 1e-3), first=first)
+            found = _search(cands, start, check, value, along, stop=closed,
+                            refine=0 if complete else 3, tol=max(gap, 1e-3), first=first, retry=not several)
             timed_out |= found.timed_out
             if maxmin and math.isfinite(found.refuted) and bound_valid:
                 top = max((c for c in cands if c < found.refuted * (1 - 1e-12)), default=0.0) if complete \
@@ -552,7 +565,7 @@ class AroPlanner:
             extra = MU * sum(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
         hi = bound - extra
         unknown_at = 0.0
-        memo: dict[str, list[np.ndarray]] = {}  # rate vectors known feasible / infeasible
+        memo: dict[str, list] = {}  # rate vectors known feasible / infeasible / undecided
         bands = bandwidths(sc, graphs)
         rec.enter("refute", 0.6, "refuting levels")
         while bound_valid and not maxmin and not closed() and clock.left() > 0:
@@ -577,6 +590,12 @@ class AroPlanner:
                     timed_out = True
                     break
                 unknown_at = max(unknown_at, target)
+        # 4b. jobs with several tasks: raise one task at a time from the best plan's routes,
+        #     with the time the refutation left
+        if several and not closed() and clock.left() > 0:
+            rec.enter("climb", 0.65, "raising one task at a time")
+            best = self._climb(sc, graphs, objective, [o.objective for o in solo], best, clock, cancel, rec,
+                               bound if bound_valid else math.inf)
         # 5. the exact joint model, on models small enough to pay off (or when asked)
         mode = params["exact"]
         size = sum(len(g.edges) for g in graphs)
@@ -667,6 +686,67 @@ class AroPlanner:
                 rec.offer(flows, rates, value)
         return best
 
+    def _climb(
+        self,
+        sc: Scenario,
+        graphs: list[TaskGraph],
+        objective: Objective,
+        reached: list[float],
+        best: Outcome,
+        clock: _Clock,
+        cancel: CancelToken,
+        rec: _Record,
+        bound: float = math.inf,
+    ) -> Outcome:
+        """A local search over rates from the best plan: one task's rate goes up to its next
+        candidate (:func:`climb_moves`, the job furthest behind first), keeping the other tasks'
+        routes; the task is placed in what they leave, else routed jointly with one or two of
+        them (:meth:`_repair`). The first move that works is taken and the moves are listed
+        again; it stops when none works. Each move gets at most ``CLIMB_MOVE_SHARE`` of the
+        time left, and a rate vector that failed is not tried again. Levels between the best
+        plan and an undecided one are never checked by the level refutation (it bisects above
+        the undecided level); on fat-tree k=8 seed 0 it left 41.75 where (25, 20, 25, 20) is a
+        plan (45.1). Returns ``best`` or better."""
+        cands = [rate_candidates(sc, g) for g in graphs]
+        failed: set[tuple[float, ...]] = set()
+        flows, rates = list(best.flows), list(best.rates)
+        while clock.left() > 0:
+            moved = False
+            for point in climb_moves(rates, reached, cands, objective):
+                if clock.left() <= 0 or objective.value(point) > bound * (1 + 1e-9):
+                    continue
+                key = tuple(round(r, 9) for r in point)
+                if key in failed:
+                    continue
+                cancel.check()
+                i = next(k for k, (a, b) in enumerate(zip(point, rates, strict=True)) if a != b)
+                each = clock.sub(CLIMB_MOVE_SHARE * clock.left())
+                placed = {j: f for j, f in enumerate(flows) if j != i}
+                left: dict[Resource, float] = {}
+                for j, f in placed.items():
+                    _take(sc, graphs[j], f, point[j], left, force=True)
+                mine = self._place(sc, graphs[i], point[i], left, each.sub(each.left() / 4), cancel)
+                if mine is not None:
+                    new: dict[int, Flows] | None = {**placed, i: mine}
+                else:
+                    fixed = self._repair(sc, graphs, point, placed, i, each, cancel)
+                    new = fixed[0] if fixed is not None else None
+                got = None if new is None else [new[j] for j in range(len(graphs))]
+                if got is None or not self._holds(sc, graphs, got, point):
+                    failed.add(key)
+                    continue
+                routed = self._route_rates(sc, graphs, got, objective)
+                flows, rates = got, [max(a, b) for a, b in zip(routed, point, strict=True)]
+                value = objective.value(routed)
+                if value > best.objective:
+                    best = Outcome(got, routed, value, None)
+                    rec.offer(got, routed, value)
+                moved = True
+                break
+            if not moved:
+                break
+        return best
+
     def _cover(
         self,
         sc: Scenario,
@@ -677,7 +757,7 @@ class AroPlanner:
         clock: _Clock,
         cancel: CancelToken,
         rec: _Record,
-        memo: dict[str, list[np.ndarray]],
+        memo: dict[str, list],
         bands: set[float],
     ) -> tuple[str, list[Flows] | None]:
         """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
@@ -705,6 +785,7 @@ class AroPlanner:
         # an infeasible one
         yes = memo.setdefault("yes", [])
         no = memo.setdefault("no", [])
+        undecided = memo.setdefault("undecided", [])  # (point, the seconds its check had)
         while stack:
             cancel.check()
             if clock.left() <= 0:
@@ -724,12 +805,21 @@ class AroPlanner:
                 # checked where the same flow counts fit with the least room to spare (a tighter
                 # LP relaxation, the same integer plans); a refutation covers every point that
                 # refuses what this one refuses (module ``classes``)
-                status, flows = self._feasible(sc, graphs, lifted(point, bands), clock, cancel,
+                top = lifted(point, bands)
+                had = max(CHECK_MIN_SECONDS, COVER_CHECK_SHARE * clock.left())
+                # a point left undecided with about as much time is not checked again (fat-tree
+                # k=16 with 200 workers per job: levels 57.3 to 58.3 each spent 3.5 s on the same
+                # (25, 25, 33.3, 25))
+                if any(np.allclose(top, q, rtol=1e-9, atol=0.0) and had <= RECHECK_GROWTH * t
+                       for q, t in undecided):
+                    return "unknown", best_flows
+                status, flows = self._feasible(sc, graphs, top, clock, cancel,
                                                heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
                 if status == "infeasible":
                     no.append(np.asarray(refuted_floor(point, bands)))
                     continue
                 if flows is None:
+                    undecided.append((np.asarray(top), had))
                     return "unknown", best_flows
                 rates = self._route_rates(sc, graphs, flows, objective)
                 yes.append(np.maximum(np.asarray(rates), pv))
@@ -970,6 +1060,8 @@ RETRY_MIN_SECONDS = 2.0
 COVER_TOL = 0.004
 #: A box check gets at most this share of the time left (one hard box must not take it all).
 COVER_CHECK_SHARE = 0.15
+#: A box point left undecided is checked again only with this many times the seconds it had.
+RECHECK_GROWTH = 2.0
 #: The warm start tries the next heuristic only with at least this many seconds left.
 WARM_MIN_SECONDS = 1.0
 #: ... but always, whatever the limit, on scenarios with at most this many worker flows (all
@@ -982,9 +1074,15 @@ REPAIR_MAX_MOVES = 6
 #: Corner points (:func:`corner_points`): at most this many are checked, together in at most
 #: this share of the time left.
 CORNER_MAX = 4
-CORNER_SHARE = 0.5
+CORNER_SHARE = 0.6
 #: ... the top corner first, for at most this many seconds.
 CORNER_TOP_SECONDS = 3.0
+
+#: With several tasks per job, the search along the balanced direction gets at most this share
+#: of the time left (it finds plans, not bounds); one move of the climb (:meth:`AroPlanner._climb`)
+#: at most ``CLIMB_MOVE_SHARE`` of the time left.
+SEARCH_SHARE = 0.5
+CLIMB_MOVE_SHARE = 0.5
 
 #: ``exact=auto`` runs the exact joint model only below this many unfolded edges in total: on
 #: larger models its LP relaxation is too weak for HiGHS to close anything in seconds.
@@ -1010,6 +1108,7 @@ def _search(
     tol: float = 1e-4,
     first: float | None = None,
     climb: float = 1.5,
+    retry: bool = True,
 ) -> _Found:
     """Largest feasible value among sorted ``cands`` given a monotone feasibility ``check``.
 
@@ -1021,7 +1120,8 @@ def _search(
     search climbs from it (the highest candidate within ``climb`` times the best value, as long
     as each is a plan) before it bisects: where the top is undecided for most of the limit
     (leaf-spine lambda = 5 with the 32-flow fan-in), probes from the top would spend the time
-    there and leave the plan at the opening."""
+    there and leave the plan at the opening. ``retry``: an undecided candidate gets the time left
+    (for a bound; a search for plans only moves on)."""
     refuted = math.inf
     undecided = math.inf
     timed_out = False
@@ -1061,7 +1161,7 @@ def _search(
     # a candidate left undecided by its share of the time gets the rest (the other candidates
     # above the best plan are settled): it alone separates the plan from the bound
     retries = 0
-    while math.isfinite(undecided) and undecided < refuted and clock.left() > RETRY_MIN_SECONDS \
+    while retry and math.isfinite(undecided) and undecided < refuted and clock.left() > RETRY_MIN_SECONDS \
             and retries < 2 and not (stop and stop()):
         retries += 1
         if [c for c in cands if lo * (1 + 1e-9) < c < undecided * (1 - 1e-12)]:
@@ -1164,6 +1264,31 @@ def corner_points(reached: list[float], below: list[float | None], job_of: list[
                 point[i] = r
         out.append(point)
     return out
+
+
+def climb_moves(rates: list[float], reached: list[float], candidates: list[list[float]],
+                objective: Objective) -> list[list[float]]:
+    """The climb's moves from ``rates``: one task's rate raised to its next candidate above it
+    (never above what the task reached alone), best first: by the weighted job throughputs
+    sorted ascending and compared in that order (the job furthest behind gains first; raising
+    a job already ahead only adds Eq. 3's mu term), then by the objective."""
+    out = []
+    for i, r in enumerate(rates):
+        up = [c for c in candidates[i] if r * (1 + 1e-9) < c <= reached[i] * (1 + 1e-9)]
+        if up:
+            point = list(rates)
+            point[i] = min(up)
+            out.append(point)
+    out.sort(key=lambda p: (_job_profile(objective, p), objective.value(p)), reverse=True)
+    return out
+
+
+def _job_profile(objective: Objective, rates: list[float]) -> tuple[float, ...]:
+    """The weighted job throughputs beta_s T_s, sorted ascending."""
+    thr = [0.0] * len(objective.weights)
+    for i, r in enumerate(rates):
+        thr[objective.job_of[i]] += r
+    return tuple(sorted(w * t for w, t in zip(objective.weights, thr, strict=True)))
 
 
 def _dedupe(values: list[float]) -> list[float]:

@@ -1,0 +1,163 @@
+"""The climb (issue 13): one task's rate raised at a time from the best plan's routes. Its moves
+are every single-task raise ordered by the job furthest behind; its plans hold, never lose the
+incumbent and never beat the exhaustive optimum. Also: the level refutation does not check an
+undecided point again with as little time, and the search for plans only does not retry."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from inaplanner.evaluate import evaluate
+from inaplanner.planners import CancelToken, get
+from inaplanner.planners.aro.formulation import Objective, objective_for
+from inaplanner.planners.aro.graph import task_graphs
+from inaplanner.planners.aro.planner import (
+    SINGLE,
+    Outcome,
+    _Clock,
+    _Record,
+    _search,
+    bandwidths,
+    climb_moves,
+    rate_candidates,
+)
+from inaplanner.planners.base import Progress
+
+MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
+
+
+def _profile(objective, point):
+    """Weighted job throughputs, written out per job."""
+    out = []
+    for s, w in enumerate(objective.weights):
+        out.append(w * sum(r for r, j in zip(point, objective.job_of, strict=True) if j == s))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_climb_moves_are_every_single_raise_job_furthest_behind_first(seed):
+    rng = random.Random(seed)
+    n = rng.choice([2, 3, 4, 5])
+    job_of = [rng.randrange(2) for _ in range(n)]
+    job_of[0], job_of[-1] = 0, 1
+    objective = Objective("MJMT", job_of, [rng.choice([1.0, 2.0]) for _ in range(2)])
+    cands = [sorted(rng.sample([100 / k for k in range(1, 9)], 5)) for _ in range(n)]
+    rates = [rng.choice(c[:3]) for c in cands]
+    reached = [rng.choice([r for r in c if r >= rates[i]]) for i, c in enumerate(cands)]
+    got = climb_moves(rates, reached, cands, objective)
+    # straight from the definition: task i to the least candidate above its rate, if it is not
+    # above what the task reached alone
+    expected = set()
+    for i in range(n):
+        up = [c for c in cands[i] if c > rates[i]]
+        if up and min(up) <= reached[i]:
+            expected.add(tuple(min(up) if k == i else r for k, r in enumerate(rates)))
+    assert {tuple(p) for p in got} == expected and len(got) == len(expected)
+    keys = [(_profile(objective, p), objective.value(p)) for p in got]
+    assert all(a >= b for a, b in itertools.pairwise(keys))
+    # a task at what it reached alone is never raised
+    at_top = [i for i in range(n) if rates[i] == reached[i]]
+    assert all(p[i] == rates[i] for p in got for i in at_top)
+
+
+def test_climb_moves_raise_the_job_behind_before_the_job_ahead():
+    """Jobs at 45 and 40: raising the job at 40 comes first, even when raising the job at 45
+    would add more to the objective's mu term."""
+    objective = Objective("MJMT", [0, 0, 1, 1], [1.0, 1.0])
+    cands = [[20.0, 25.0, 100 / 3]] * 4
+    got = climb_moves([20.0, 25.0, 20.0, 20.0], [100 / 3] * 4, cands, objective)
+    assert got[0][0] == 20.0 and got[0][1] == 25.0 and max(got[0][2:]) == 25.0
+    assert got[-1][:2] == [25.0, 25.0]  # the least: the job at 45 to 50, the other still at 40
+
+
+def _low_start(sc):
+    """ARO's climb from a poor plan: the tasks' own routes at a small common rate."""
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
+    low = min(o.objective for o in solo) / 8
+    status, flows = aro._feasible(sc, graphs, [low] * len(graphs), _Clock(10), CancelToken())
+    assert status == "feasible"
+    rates = [low] * len(graphs)
+    start = Outcome(flows, rates, objective.value(rates), None)
+    return aro, graphs, objective, [o.objective for o in solo], start
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_climb_plans_hold_never_lose_and_never_beat_brute_force(seed, make_leaf_spine, brute):
+    sc = make_leaf_spine(seed, **MJMT2)
+    aro, graphs, objective, reached, start = _low_start(sc)
+    got = aro._climb(sc, graphs, objective, reached, start, _Clock(30), CancelToken(), _Record(Progress()))
+    assert got.objective >= start.objective
+    ev = evaluate(sc, aro._plan_from(sc, graphs, got.flows, objective))
+    assert ev.valid and ev.feasible
+    assert ev.objective == pytest.approx(got.objective, rel=1e-6)
+    assert got.objective <= brute(sc) * (1 + 1e-6)
+    # it climbs: far above a start at an eighth of the lowest task's own optimum
+    assert got.objective > 2 * start.objective
+
+
+def test_climb_stops_below_a_bound(make_leaf_spine):
+    """No move is tried whose objective would pass the bound: with the bound at the start's
+    objective nothing moves."""
+    sc = make_leaf_spine(0, **MJMT2)
+    aro, graphs, objective, reached, start = _low_start(sc)
+    got = aro._climb(sc, graphs, objective, reached, start, _Clock(30), CancelToken(), _Record(Progress()),
+                     bound=start.objective)
+    assert got is start
+
+
+def test_cover_does_not_check_an_undecided_point_again_with_as_little_time(make_leaf_spine, monkeypatch):
+    """A box point left undecided answers 'unknown' at once the next time, unless the check
+    would now get at least twice the seconds it had."""
+    sc = make_leaf_spine(0, **MJMT2)
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
+    checked = []
+
+    def undecided(sc, graphs, rates, clock, cancel, **kw):
+        checked.append(list(rates))
+        return "timeout", None
+
+    monkeypatch.setattr(aro, "_feasible", undecided)  # every check undecided, as on fat-tree k=16
+    memo: dict = {}
+    level = 0.9 * min(upper) * 2
+
+    def cover(seconds):
+        return aro._cover(sc, graphs, objective, upper, level, _Clock(seconds), CancelToken(), _Record(Progress()),
+                          memo, bandwidths(sc, graphs))
+
+    assert cover(20.0)[0] == "unknown" and len(checked) == 1
+    assert cover(20.0)[0] == "unknown" and len(checked) == 1  # the same point: not checked again
+    assert cover(200.0)[0] == "unknown" and len(checked) == 2  # ten times the time: checked
+    assert checked[0] == checked[1]
+
+
+def test_a_search_for_plans_only_does_not_retry():
+    """``retry=False``: the undecided top stays undecided (no second check with all the time)."""
+    shares = []
+
+    def check(x, share=0.5):
+        shares.append((x, share))
+        return ("timeout", None) if x == 3.0 else ("feasible", [x])
+
+    found = _search([1.0, 2.0, 3.0], 0.0, check, lambda f: f[0], _Clock(10), retry=False)
+    assert found.lo == 2.0 and found.timed_out and all(s < 1.0 for _, s in shares)
+    shares.clear()
+    _search([1.0, 2.0, 3.0], 0.0, check, lambda f: f[0], _Clock(10))
+    assert shares[-1] == (3.0, 1.0)
+
+
+def test_rate_candidates_are_what_the_climb_steps_through(make_leaf_spine):
+    """Each step of the climb is a candidate of its task (a resource exactly full)."""
+    sc = make_leaf_spine(1, **MJMT2)
+    aro, graphs, objective, reached, start = _low_start(sc)
+    cands = [rate_candidates(sc, g) for g in graphs]
+    for p in climb_moves(start.rates, reached, cands, objective):
+        assert any(p[i] in cands[i] and p[i] != start.rates[i] for i in range(len(p)))
