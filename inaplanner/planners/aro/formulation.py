@@ -65,10 +65,15 @@ class Objective:
     job_of: list[int]
     weights: list[float]  # beta_s per job
 
-    def value(self, rates: np.ndarray | list[float]) -> float:
+    def throughputs(self, rates: np.ndarray | list[float]) -> np.ndarray:
+        """Each job's throughput T_s: the sum of its tasks' rates."""
         thr = np.zeros(len(self.weights))
         for i, r in enumerate(rates):
             thr[self.job_of[i]] += r
+        return thr
+
+    def value(self, rates: np.ndarray | list[float]) -> float:
+        thr = self.throughputs(rates)
         if self.kind != "MJMT":
             return float(thr.sum())
         w = np.asarray(self.weights) * thr
@@ -357,10 +362,7 @@ def exact_start(em: ExactModel, flows: list[Flows], rates: list[float], objectiv
             start[bc] = float(bit)
             start[w] = used_rates[i] if bit else 0.0
     if em.t_col is not None:
-        thr = np.zeros(len(objective.weights))
-        for i, r in enumerate(used_rates):
-            thr[objective.job_of[i]] += r
-        start[em.t_col] = float((np.asarray(objective.weights) * thr).min())
+        start[em.t_col] = float((np.asarray(objective.weights) * objective.throughputs(used_rates)).min())
     return start
 
 
