@@ -189,3 +189,40 @@ def test_cancel_during_the_climb_stops_within_seconds():
     with pytest.raises(Cancelled):
         aro._climb(sc, graphs, objective, reached, start, _Clock(60), token, _Record(Progress()))
     assert time.perf_counter() - t0 < 10.0  # generous: a loaded 2-core machine
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed):
+    """Levels walked down as the refutation does, with one memo: no rate vector is checked
+    again once found infeasible (``refuted_floor`` alone halves its way down, and each level
+    checked the same lifted point again), and every verdict is the one a fresh memo gives."""
+    sc = make_leaf_spine(seed, **MJMT2)
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
+    top = min(objective.weights[s] * sum(u for u, j in zip(upper, objective.job_of, strict=True) if j == s)
+              for s in set(objective.job_of))
+    levels = [top * (1 - 0.03 * k) for k in range(1, 16)]
+    real = aro._feasible
+    refused: list[tuple[float, ...]] = []
+
+    def recorded(sc, graphs, rates, clock, cancel, **kw):
+        status, flows = real(sc, graphs, rates, clock, cancel, **kw)
+        if status == "infeasible":
+            refused.append(tuple(round(r, 9) for r in rates))
+        return status, flows
+
+    def verdicts(memo=None):
+        return [aro._cover(sc, graphs, objective, upper, level, _Clock(60), CancelToken(), _Record(Progress()),
+                           {} if memo is None else memo, bandwidths(sc, graphs))[0] for level in levels]
+
+    fresh = verdicts()
+    aro._feasible = recorded
+    try:
+        shared = verdicts({})
+    finally:
+        del aro._feasible
+    refuted = [v == "refuted" for v in shared]
+    assert refuted == [v == "refuted" for v in fresh] and any(refuted) and not all(refuted)
+    assert refused and len(refused) == len(set(refused))
