@@ -782,10 +782,9 @@ class AroPlanner:
         best_value = -math.inf
         # rate vectors known feasible (with the rates their routes allow) and known infeasible:
         # plans are downward closed, so a point below a feasible one needs no check, nor one above
-        # an infeasible one
+        # an infeasible one (``no``: the refuted lifted points and the floors below them)
         yes = memo.setdefault("yes", [])
         no = memo.setdefault("no", [])
-        no_top = memo.setdefault("no_top", [])  # lifted points found infeasible
         undecided = memo.setdefault("undecided", [])  # (point, the seconds its check had)
         while stack:
             cancel.check()
@@ -808,11 +807,11 @@ class AroPlanner:
                 # refuses what this one refuses (module ``classes``)
                 top = lifted(point, bands)
                 tv = np.asarray(top)
-                if any(np.all(tv >= q * (1 - 1e-12)) for q in no_top):
-                    # ``top`` admits what ``point`` admits and lies above a lifted point found
-                    # infeasible. refuted_floor only halves its way down, so without this the
-                    # levels 50.8 to 50.005 of fat-tree k=8 seed 0 each checked
-                    # (25, 18.75, 18.75, 18.75) again (0.45 s each)
+                if any(np.all(tv >= q * (1 - 1e-12)) for q in no):
+                    # ``top`` admits what ``point`` admits and lies above a point known
+                    # infeasible. refuted_floor only halves its way down, so without this (and the
+                    # refuted lifted points kept in ``no``) the levels 50.8 to 50.005 of fat-tree
+                    # k=8 seed 0 each checked (25, 18.75, 18.75, 18.75) again (0.45 s each)
                     continue
                 had = max(CHECK_MIN_SECONDS, COVER_CHECK_SHARE * clock.left())
                 # a point left undecided with about as much time is not checked again (fat-tree
@@ -824,8 +823,7 @@ class AroPlanner:
                 status, flows = self._feasible(sc, graphs, top, clock, cancel,
                                                heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
                 if status == "infeasible":
-                    no.append(np.asarray(refuted_floor(point, bands)))
-                    no_top.append(tv)
+                    no.extend([np.asarray(refuted_floor(point, bands)), tv])
                     continue
                 if flows is None:
                     undecided.append((np.asarray(top), had))
