@@ -287,7 +287,7 @@ def solve_gria(
     capacity is null (ARO's evaluation of GRID uses 3200). The tie-break re-solves run only
     when they can change something: when the first optimum overloads a link of its default
     (ECMP-spread) paths. Otherwise the first optimum is already link-feasible on those paths and
-    both re-solves were measured to return the same plans (see the README's scale table)."""
+    both re-solves were measured to return the same plans (see docs/scale.md)."""
     deadline = deadline or Deadline(time_limit)
     started = deadline.elapsed()
     prob = pulp.LpProblem("gria", pulp.LpMaximize)
@@ -815,7 +815,7 @@ class _MoveTable:
 
     Plans do not change: leaf-spine lambda = 3 with the 32-flow fan-in, seeds 0-2, and fat-trees
     k=8 and 16 give the same routes as weighing every move afresh at every step, with the repair
-    taking about 4 s instead of 8 on lambda = 3 (README)."""
+    taking about 4 s instead of 8 on lambda = 3 (docs/scale.md)."""
 
     def __init__(self, loads: _Loads) -> None:
         self.loads = loads
@@ -972,7 +972,7 @@ def repair_layouts(sc: Scenario, cands: Candidates, layouts: dict[Task, Layout],
     # one seeded draw per (worker, target, path to join) for the whole repair: the same candidate
     # move is weighed again at every step its link stays the worst, and drawing its paths afresh
     # each time was most of the repair's time (leaf-spine lambda = 3: 10-11 s instead of 17-23 s,
-    # the same objectives on lambda = 3, README)
+    # the same objectives on lambda = 3, docs/scale.md)
     drawn: dict[tuple, list[str] | None] = {}
 
     def cached(key: tuple, make: Callable[[], list[str] | None]) -> list[str] | None:
@@ -1274,7 +1274,7 @@ class GridPlanner:
                 deadline.check(cancel)
                 rng = rng_for(seed, self.name, k)
                 # when the link tie-break replaced the first optimum, every other round rounds the
-                # first one: on fat-trees the tie-broken optimum rounds worse (README, scale table)
+                # first one: on fat-trees the tie-broken optimum rounds worse (docs/scale.md)
                 use = sol if k % 2 == 0 or sol.first_rates is None else _with_rates(sol, sol.first_rates)
                 assignment = capped_rounding(sc, cands, use, rng, exact=self.exact)
                 layouts, repairs = build_layouts(sc, cands, assignment, rng, deadline, cancel)
