@@ -192,11 +192,10 @@ def test_cancel_during_the_climb_stops_within_seconds():
     assert time.perf_counter() - t0 < 10.0  # generous: a loaded 2-core machine
 
 
-@pytest.mark.parametrize("seed", [0, 4])
-def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed):
-    """Levels walked down as the refutation does, with one memo: no rate vector is checked
-    again once found infeasible (``refuted_floor`` alone halves its way down, and each level
-    checked the same lifted point again), and every verdict is the one a fresh memo gives."""
+def _cover_case(make_leaf_spine, seed):
+    """A small case of two jobs with two tasks each for the level refutation: the planner, the
+    scenario, its task graphs, the objective, the highest level the tasks' own optima allow,
+    and the cover at a level (a fresh memo and no best plan unless given)."""
     sc = make_leaf_spine(seed, **MJMT2)
     graphs = task_graphs(sc)
     objective = objective_for(sc, sc.tasks())
@@ -204,6 +203,21 @@ def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed
     upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
     top = min(objective.weights[s] * sum(u for u, j in zip(upper, objective.job_of, strict=True) if j == s)
               for s in set(objective.job_of))
+    bands = bandwidths(sc, graphs)
+
+    def cover(level, rec=None, memo=None):
+        return aro._cover(sc, graphs, objective, upper, level, _Clock(60), CancelToken(),
+                          _Record(Progress()) if rec is None else rec, {} if memo is None else memo, bands)
+
+    return aro, sc, graphs, objective, top, cover
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed):
+    """Levels walked down as the refutation does, with one memo: no rate vector is checked
+    again once found infeasible (``refuted_floor`` alone halves its way down, and each level
+    checked the same lifted point again), and every verdict is the one a fresh memo gives."""
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
     levels = [top * (1 - 0.03 * k) for k in range(1, 16)]
     real = aro._feasible
     refused: list[tuple[float, ...]] = []
@@ -215,8 +229,7 @@ def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed
         return status, flows
 
     def verdicts(memo=None):
-        return [aro._cover(sc, graphs, objective, upper, level, _Clock(60), CancelToken(), _Record(Progress()),
-                           {} if memo is None else memo, bandwidths(sc, graphs))[0] for level in levels]
+        return [cover(level, memo=memo)[0] for level in levels]
 
     fresh = verdicts()
     aro._feasible = recorded
@@ -236,22 +249,12 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     vector checked would beat the best plan, and every level the cover refutes without a best
     plan it refutes with one (splitting only covers the same box with smaller ones); on these
     cases it also refutes a level that the cover without one leaves open."""
-    sc = make_leaf_spine(seed, **MJMT2)
-    graphs = task_graphs(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    upper = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
-    top = min(objective.weights[s] * sum(u for u, j in zip(upper, objective.job_of, strict=True) if j == s)
-              for s in set(objective.job_of))
-    bands = bandwidths(sc, graphs)
-
-    def cover(level, rec):
-        return aro._cover(sc, graphs, objective, upper, level, _Clock(60), CancelToken(), rec, {}, bands)
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
 
     # the best plan: the first one the cover finds on the way down from the top
     found = None
     for k in range(1, 40):
-        verdict, flows = cover(top * (1 - 0.03 * k), _Record(Progress()))
+        verdict, flows = cover(top * (1 - 0.03 * k))
         if verdict == "feasible":
             found = flows
             break
@@ -270,10 +273,10 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
 
     aro._feasible = recorded
     try:
-        with_best = [cover(level, rec)[0] for level in levels]
+        with_best = [cover(level, rec=rec)[0] for level in levels]
     finally:
         del aro._feasible
-    without = [cover(level, _Record(Progress()))[0] for level in levels]
+    without = [cover(level)[0] for level in levels]
     assert checked and all(_main_term(objective, p) > beaten for p in checked)
     assert all(b == "refuted" for b, w in zip(with_best, without, strict=True) if w == "refuted")
     assert with_best.count("refuted") > without.count("refuted")
