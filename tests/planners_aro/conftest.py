@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
+import time
+from collections.abc import Callable
 
 import numpy as np
 import pulp
 import pytest
 
+from inaplanner.errors import Cancelled
 from inaplanner.evaluate import constraint_matrix, evaluate, objective_of
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, TaskPlan
 from inaplanner.planners.routing import shortest_dag
-from inaplanner.planners.solver import solve
+from inaplanner.planners.solver import CancelToken, solve
 from inaplanner.topologies import leaf_spine, mark_programmable, place_jobs
 
 
@@ -122,6 +126,37 @@ def brute_force(sc: Scenario, optional_merges: bool = False, limit: int = 20000)
             seen[key] = best_rates_lp(sc, plan)[0]
         best = max(best, seen[key])
     return best
+
+
+def cancel_midway(work: Callable[[CancelToken], object], delay: float) -> tuple[dict[str, object], float]:
+    """Run ``work(token)`` in a thread, cancel the token after ``delay`` seconds (the work must
+    still be running) and wait: what it returned (``{"result": ...}``) or ``{"cancelled": True}``,
+    and the seconds it took to stop after the cancel."""
+    token = CancelToken()
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = work(token)
+        except Cancelled:
+            outcome["cancelled"] = True
+
+    th = threading.Thread(target=run)
+    th.start()
+    time.sleep(delay)
+    assert th.is_alive(), "the work ended before it could be cancelled"
+    t0 = time.perf_counter()
+    token.cancel()
+    th.join(10)
+    stopped = time.perf_counter() - t0
+    assert not th.is_alive()
+    return outcome, stopped
+
+
+@pytest.fixture
+def cancelled_midway():
+    """:func:`cancel_midway`."""
+    return cancel_midway
 
 
 @pytest.fixture

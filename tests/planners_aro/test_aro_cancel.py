@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
 from inaplanner.errors import Cancelled
@@ -22,26 +19,10 @@ def _busy_scenario():
 
 
 @pytest.mark.parametrize("delay", [0.3, 1.0, 2.5])
-def test_cancel_stops_within_a_second_and_returns_nothing(delay):
+def test_cancel_stops_within_a_second_and_returns_nothing(delay, cancelled_midway):
     sc = _busy_scenario()
-    token = CancelToken()
-    outcome: dict[str, object] = {}
-
-    def work() -> None:
-        try:
-            outcome["plan"] = run_planner(get("aro"), sc, {"time_limit": 120}, cancel=token)
-        except Cancelled:
-            outcome["cancelled"] = True
-
-    th = threading.Thread(target=work)
-    th.start()
-    time.sleep(delay)
-    assert th.is_alive(), "the run finished before it could be cancelled"
-    t0 = time.perf_counter()
-    token.cancel()
-    th.join(10)
-    stopped = time.perf_counter() - t0
-    assert not th.is_alive()
+    outcome, stopped = cancelled_midway(
+        lambda token: run_planner(get("aro"), sc, {"time_limit": 120}, cancel=token), delay)
     assert outcome == {"cancelled": True}
     assert stopped < 1.0, f"took {stopped:.2f} s to stop"
 

@@ -34,13 +34,16 @@ refuted by covering each job's simplex of rate splits with boxes whose least poi
 (downward closedness); levels are bisected between the best plan and the bound, high ones first
 (few boxes), and every feasible box point is a plan (on fat-tree k=8 it found the uneven splits
 that beat every even one). A box point left undecided is not checked again with as little
-time. Then, with the time the refutation left, the climb (:meth:`AroPlanner._climb`) raises one
-task's rate at a time from the best plan, the job furthest behind first, keeping the other tasks'
-routes (placing the raised task in what they leave, else the repair move): on fat-tree k=8 and
-k=16 it finds plans between the best one and levels the refutation left undecided, which that
-bisection never checks. With several tasks per job the search of step 3 yields plans only, so it
-gets at most half the time left and does not retry an undecided level. The exact joint model of
-step 5 runs only on small models.
+time. On large models (at least ``NEGOTIATE_MIN_COLS`` columns) the undecided rate vectors that
+would beat the best plan are then routed by negotiated congestion (:mod:`negotiate`,
+:meth:`AroPlanner._negotiate`) with one stretch of the time left, where every check had started
+HiGHS afresh with a few seconds. Then, with the time left, the climb (:meth:`AroPlanner._climb`)
+raises one task's rate at a time from the best plan, the job furthest behind first, keeping the
+other tasks' routes (placing the raised task in what they leave, else the repair move): on
+fat-tree k=8 and k=16 it finds plans between the best one and levels the refutation left
+undecided, which that bisection never checks. With several tasks per job the search of step 3
+yields plans only, so it gets at most half the time left and does not retry an undecided level.
+The exact joint model of step 5 runs only on small models.
 
 At scale (issue 13): the run's clock (:class:`_Clock`, wall or CPU per ``limit_kind``) bounds every
 phase: graph and model building, the greedy and the heuristics check it through
@@ -87,6 +90,7 @@ from inaplanner.planners.aro.formulation import (
 from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
 from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, route_one
 from inaplanner.planners.aro.milp import Milp
+from inaplanner.planners.aro.negotiate import Solve, negotiate, usage
 from inaplanner.planners.aro.rates import (
     _objective_lp,
     best_rates,
@@ -585,16 +589,20 @@ class AroPlanner:
                 rec.tighten(bound)
                 continue
             if flows is not None:
-                rates = self._route_rates(sc, graphs, flows, objective)
-                if objective.value(rates) > best.objective:
-                    best = Outcome(flows, rates, objective.value(rates), None)
-                    rec.offer(best.flows, best.rates, best.objective)
+                best = self._improve(sc, graphs, objective, flows, best, rec)
             if verdict == "unknown":
                 if clock.left() <= 0:
                     timed_out = True
                     break
                 unknown_at = max(unknown_at, target)
-        # 4b. jobs with several tasks: raise one task at a time from the best plan's routes,
+        # 4b. on large models, the undecided rate vectors that would beat the best plan: routed by
+        #     negotiated congestion, with one stretch of the time left
+        if several and not closed() and clock.left() > 0 and memo.get("undecided") \
+                and sum(len(g.edges) + len(g.inps) for g in graphs) >= NEGOTIATE_MIN_COLS:
+            rec.enter("negotiate", 0.62, "negotiated routing of undecided rate vectors")
+            best = self._negotiate(sc, graphs, objective, [p for p, _ in memo["undecided"]], best, clock, cancel,
+                                   rec)
+        # 4c. jobs with several tasks: raise one task at a time from the best plan's routes,
         #     with the time the refutation left
         if several and not closed() and clock.left() > 0:
             rec.enter("climb", 0.65, "raising one task at a time")
@@ -615,12 +623,7 @@ class AroPlanner:
                                 **_milp_kw(clock, cancel))
             timed_out |= res.status == "timeout"
             if res.values is not None:
-                f = [block_flows(b, res.values) for b in em.blocks]
-                rates = self._route_rates(sc, graphs, f, objective)
-                obj = objective.value(rates)
-                if obj > best.objective:
-                    best = Outcome(f, rates, obj, None)
-                    rec.offer(f, rates, obj)
+                best = self._improve(sc, graphs, objective, [block_flows(b, res.values) for b in em.blocks], best, rec)
             if res.bound is not None and bound_valid:
                 # the QSR model rounds rates down to levels: add one level per task back
                 bound = min(bound, res.bound + slack)
@@ -681,14 +684,47 @@ class AroPlanner:
             else:
                 each = budget if tried == CORNER_MAX else budget.sub(budget.left() / 2)
             flows = self._one_by_one(sc, graphs, point, each, cancel, hints, repair=True)
-            if flows is None or not self._holds(sc, graphs, flows, point):
-                continue
-            rates = self._route_rates(sc, graphs, flows, objective)
-            value = objective.value(rates)
-            if value > best.objective:
-                best = Outcome(flows, rates, value, None)
-                rec.offer(flows, rates, value)
+            if flows is not None and self._holds(sc, graphs, flows, point):
+                best = self._improve(sc, graphs, objective, flows, best, rec)
         return best
+
+    def _negotiate(
+        self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, points: list[np.ndarray], best: Outcome,
+        clock: _Clock, cancel: CancelToken, rec: _Record,
+    ) -> Outcome:
+        """Rate vectors the level refutation left undecided, best first, routed by negotiated
+        congestion (:func:`negotiate`), each with ``NEGOTIATE_SHARE`` of the time left in one
+        stretch (the refutation's checks each start HiGHS afresh with a few seconds; fat-tree
+        k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) was checked for 27, 10 and 8 s
+        and never found, where negotiation finds a plan in 19-27 s). The first plan found ends
+        it: the rest are worth less."""
+        seen: list[list[float]] = []
+        for point in sorted(points, key=lambda q: -objective.value(q)):
+            rates = [float(v) for v in point]
+            if objective.value(rates) <= best.objective * (1 + 1e-9) or any(
+                    np.allclose(rates, q, rtol=1e-9, atol=0.0) for q in seen):
+                continue
+            if clock.left() <= 0:
+                break
+            seen.append(rates)
+            talks = clock.sub(NEGOTIATE_SHARE * clock.left())
+            agreed = negotiate(sc, graphs, rates, _solver(talks, cancel), talks.left, cancel.check)
+            if agreed is not None and self._holds(sc, graphs, agreed, rates):
+                return self._improve(sc, graphs, objective, agreed, best, rec)
+        return best
+
+    def _improve(
+        self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, flows: list[Flows], best: Outcome,
+        rec: _Record,
+    ) -> Outcome:
+        """The plan of ``flows`` (rates for its routes) if it beats ``best`` (then reported), else
+        ``best``."""
+        rates = self._route_rates(sc, graphs, flows, objective)
+        value = objective.value(rates)
+        if value <= best.objective:
+            return best
+        rec.offer(flows, rates, value)
+        return Outcome(flows, rates, value, None)
 
     def _climb(
         self,
@@ -1000,7 +1036,7 @@ class AroPlanner:
         The placed tasks using most bandwidth on i's resources are freed first. Returns the new
         placement and what it leaves, or None."""
         mine = {res for e in graphs[i].edges for res in e.resources}
-        weight = {j: sum(v for res, v in (_usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
+        weight = {j: sum(v for res, v in (usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
                   for j, f in placed.items()}
         near = sorted(placed, key=lambda j: -weight[j])
         options = ([(j,) for j in near] + list(itertools.combinations(near, 2)))[:REPAIR_MAX_MOVES]
@@ -1068,6 +1104,15 @@ SINGLE = Objective("SJST", [0], [1.0])
 #: The LP relaxation of the u = 1/r model bounds a single task's rate; on large graphs it costs
 #: seconds and is weak, so only :func:`structural_bound` is used there.
 LP_BOUND_MAX_EDGES = 2000
+#: After the level refutation, on joint models of at least this many columns, the undecided rate
+#: vectors that would beat the best plan are routed by negotiated congestion (:mod:`negotiate`),
+#: the best one with this share of the time left. On fat-tree k=16 with 200 workers per job,
+#: seed 2, it finds (25, 25, 25, 25) in 19-27 s where the joint MILP needs 72-78 s. On fat-tree
+#: k=8 (700-1,400 columns) it found none of the plans the joint MILP finds in 3-32 s. Inside
+#: every check (4.3 s of a 27 s check's MILP left) it cost more than it found: k=16 seed 2 fell
+#: from 45.09 to 36.75.
+NEGOTIATE_MIN_COLS = 4000
+NEGOTIATE_SHARE = 0.8
 #: A feasibility MILP gets at most this share of the remaining time (and at least this many s).
 CHECK_SHARE = 0.5
 #: Feasibility models up to this many columns get their LP relaxation solved first.
@@ -1319,23 +1364,9 @@ def _dedupe(values: list[float]) -> list[float]:
     return out
 
 
-def _usage(g: TaskGraph, f: Flows, r: float) -> dict[Resource, float] | None:
-    """The bandwidth flows ``f`` of ``g`` at rate r take from each resource (None: flows of
-    another graph)."""
-    index = {g.edge_key(k): k for k in range(len(g.edges))}
-    use: dict[Resource, float] = {}
-    for key, y in f.y.items():
-        k = index.get(key)
-        if k is None:
-            return None
-        for res in g.edges[k].resources:
-            use[res] = use.get(res, 0.0) + y * r
-    return use
-
-
 def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, float], force: bool = False) -> bool:
     """Subtract what flows ``f`` at rate r use from ``left`` if it fits (or ``force``)."""
-    use = _usage(g, f, r)
+    use = usage(g, f, r)
     if use is None:
         return False  # flows of another graph
     room = {res: left.get(res, resource_capacity(sc, res)) for res in use}
@@ -1352,6 +1383,14 @@ def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken) -> bool:
     presolve cannot be interrupted (cancel must act within a second)."""
     lp = m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
     return lp.status == "infeasible"
+
+
+def _solver(clock: _Clock, cancel: CancelToken) -> Solve:
+    """:func:`negotiate`'s solve: a MILP with presolve off within ``seconds`` of ``clock``; its
+    values or None."""
+    def solve(m: Milp, seconds: float, gap: float | None) -> np.ndarray | None:
+        return m.solve(presolve=False, gap=gap, **_milp_kw(clock.sub(seconds), cancel)).values
+    return solve
 
 
 def _decide(m: Milp, clock: _Clock, cancel: CancelToken, lp_first: bool = True):  # noqa: ANN202
