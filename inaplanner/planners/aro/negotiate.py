@@ -66,13 +66,23 @@ def usage(g: TaskGraph, f: Flows, r: float) -> dict[Resource, float] | None:
     return use
 
 
-def overused(uses: list[dict[Resource, float]], cap: dict[Resource, float]) -> dict[Resource, float]:
-    """Resource -> bandwidth beyond its capacity, for the resources the tasks overuse together."""
+def _total(uses: list[dict[Resource, float]]) -> dict[Resource, float]:
+    """Resource -> the bandwidth these tasks take from it together."""
     total: dict[Resource, float] = {}
     for u in uses:
         for res, v in u.items():
             total[res] = total.get(res, 0.0) + v
+    return total
+
+
+def _beyond(total: dict[Resource, float], cap: dict[Resource, float]) -> dict[Resource, float]:
+    """Resource -> bandwidth beyond its capacity, of a total use."""
     return {res: v - cap[res] for res, v in total.items() if v > cap[res] * (1 + 1e-12) + 1e-9}
+
+
+def overused(uses: list[dict[Resource, float]], cap: dict[Resource, float]) -> dict[Resource, float]:
+    """Resource -> bandwidth beyond its capacity, for the resources the tasks overuse together."""
+    return _beyond(_total(uses), cap)
 
 
 def flow_cost(resources: tuple[Resource, ...], r: float, others: dict[Resource, float], cap: dict[Resource, float],
@@ -113,11 +123,7 @@ def negotiate(
             if time_left() <= 0:
                 return None
             check()
-            uses[i] = {}
-            others: dict[Resource, float] = {}
-            for u in uses:
-                for res, v in u.items():
-                    others[res] = others.get(res, 0.0) + v
+            others = _total([u for j, u in enumerate(uses) if j != i])
             m, (block,) = models[i]
             for k, e in enumerate(g.edges):
                 m.cost[block.y[k]] = flow_cost(e.resources, r, others, cap, history, present)
@@ -132,9 +138,9 @@ def negotiate(
         if not over:
             return [f for f in flows if f is not None]
         if len(over) <= PAIR_MAX_OVERUSED:
-            fixed = _pairs(sc, graphs, rates, flows, uses, cap, over, solve, time_left, check)
-            if fixed is not None:
-                return fixed
+            paired = _pairs(sc, graphs, rates, flows, uses, cap, over, solve, time_left, check)
+            if paired is not None:
+                return paired
         for res, v in over.items():
             history[res] = history.get(res, 0.0) + HISTORY_STEP * v / cap[res]
         present *= PRESENT_GROWTH
@@ -152,17 +158,14 @@ def _pairs(
     near = sorted(weight, key=lambda i: -weight[i])
     tried = 0
     for pair in itertools.combinations(near, 2):
-        rest = [j for j in range(len(graphs)) if j not in pair]
-        if any(sum(uses[j].get(res, 0.0) for j in rest) > cap[res] * (1 + 1e-12) + 1e-9 for res in over):
+        fixed = _total([uses[j] for j in range(len(graphs)) if j not in pair])
+        if not over.keys().isdisjoint(_beyond(fixed, cap)):
             continue
         if tried >= PAIR_TRIES or time_left() <= 0:
             return None
         tried += 1
         check()
-        left: dict[Resource, float] = {}
-        for j in rest:
-            for res, v in uses[j].items():
-                left[res] = left.get(res, cap[res]) - v
+        left = {res: cap[res] - v for res, v in fixed.items()}
         m, blocks = feasibility_model(sc, [graphs[k] for k in pair], [rates[k] for k in pair], left, check=check)
         values = solve(m, min(PAIR_SECONDS, time_left() / 2), None)
         if values is None:
