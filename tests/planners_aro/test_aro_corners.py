@@ -13,7 +13,16 @@ from inaplanner.evaluate import evaluate
 from inaplanner.planners import CancelToken, get
 from inaplanner.planners.aro.formulation import objective_for
 from inaplanner.planners.aro.graph import task_graphs
-from inaplanner.planners.aro.planner import SINGLE, Outcome, _Clock, _Record, _take, corner_points
+from inaplanner.planners.aro.planner import (
+    CORNER_MIN_GAIN,
+    SINGLE,
+    Outcome,
+    _Clock,
+    _Record,
+    _take,
+    corner_points,
+    rate_candidates,
+)
 from inaplanner.planners.base import Progress
 
 MJMT2 = dict(leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=2, capacities=(1.0, 2.0))
@@ -142,6 +151,32 @@ def test_no_corner_above_the_bound_is_tried(make_leaf_spine, monkeypatch):
     monkeypatch.setattr(aro, "_one_by_one", lambda *a, **k: tried.append(a))  # a spy: nothing to route
     got = corners(bound=start.objective * 1.01)
     assert got is start and not tried
+
+
+def test_no_corner_within_the_least_gain_is_tried(make_leaf_spine, monkeypatch):
+    """A corner is checked only when it would beat the best plan by ``CORNER_MIN_GAIN``: with an
+    incumbent a little below the best corner's value (by more than that share) the best corner
+    is checked; a little below it by less, none is."""
+    sc = make_leaf_spine(1, **MJMT2)
+    aro, graphs, objective, start, _ = _from_solo(sc)
+    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
+    monkeypatch.setattr("inaplanner.planners.aro.planner._relaxation_infeasible", lambda *a, **k: False)
+    tried: list = []
+    monkeypatch.setattr(aro, "_one_by_one", lambda *a, **k: tried.append(a[2]))  # a spy: nothing to route
+    below = []
+    for g, r in zip(graphs, solo, strict=True):
+        lower = [c for c in rate_candidates(sc, g) if c < r * (1 - 1e-9)]
+        below.append(max(lower) if lower else None)
+    top = max(objective.value(p) for p in corner_points(solo, below, objective.job_of))
+
+    def run(incumbent):
+        tried.clear()
+        aro._corners(sc, graphs, objective, solo, Outcome(start.flows, start.rates, incumbent, None), _Clock(30),
+                     CancelToken(), _Record(Progress()), {}, float("inf"))
+        return [objective.value(p) for p in tried]
+
+    assert top in run(top / (1 + 2 * CORNER_MIN_GAIN))
+    assert run(top / (1 + CORNER_MIN_GAIN / 2)) == []
 
 
 def test_highs_gets_a_wall_backstop_under_a_cpu_limit():
