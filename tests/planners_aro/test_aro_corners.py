@@ -21,7 +21,7 @@ from inaplanner.planners.aro.planner import (
     _Record,
     _take,
     corner_points,
-    rate_candidates,
+    rates_below,
 )
 from inaplanner.planners.base import Progress
 
@@ -104,15 +104,17 @@ def _from_solo(sc):
     objective = objective_for(sc, sc.tasks())
     aro = get("aro")
     solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None) for g in graphs]
+    reached = [o.objective for o in solo]
     flows = [o.flows[0] for o in solo]
     rates = aro._route_rates(sc, graphs, flows, objective)
     start = Outcome(flows, rates, objective.value(rates), None)
     hints = {g.task: o.flows[0] for g, o in zip(graphs, solo, strict=True)}
 
     def corners(bound=float("inf")):
-        return aro._corners(sc, graphs, objective, [o.objective for o in solo], start, _Clock(30), CancelToken(),
+        return aro._corners(sc, graphs, objective, reached, start, _Clock(30), CancelToken(),
                             _Record(Progress()), hints, bound)
 
+    corners.reached = reached  # what each task reached alone
     return aro, graphs, objective, start, corners
 
 
@@ -158,16 +160,12 @@ def test_no_corner_within_the_least_gain_is_tried(make_leaf_spine, monkeypatch):
     incumbent a little below the best corner's value (by more than that share) the best corner
     is checked; a little below it by less, none is."""
     sc = make_leaf_spine(1, **MJMT2)
-    aro, graphs, objective, start, _ = _from_solo(sc)
-    solo = [aro._single(sc, g, SINGLE, _Clock(10), CancelToken(), None).objective for g in graphs]
+    aro, graphs, objective, start, corners = _from_solo(sc)
+    solo = corners.reached
     monkeypatch.setattr("inaplanner.planners.aro.planner._relaxation_infeasible", lambda *a, **k: False)
     tried: list = []
     monkeypatch.setattr(aro, "_one_by_one", lambda *a, **k: tried.append(a[2]))  # a spy: nothing to route
-    below = []
-    for g, r in zip(graphs, solo, strict=True):
-        lower = [c for c in rate_candidates(sc, g) if c < r * (1 - 1e-9)]
-        below.append(max(lower) if lower else None)
-    top = max(objective.value(p) for p in corner_points(solo, below, objective.job_of))
+    top = max(objective.value(p) for p in corner_points(solo, rates_below(sc, graphs, solo), objective.job_of))
 
     def run(incumbent):
         tried.clear()

@@ -655,11 +655,7 @@ class AroPlanner:
         50 workers per job every task reaches 100 alone, but the job's workers' links carry 100
         in all, so (100, 50, ...) cannot be a plan. Nor are points whose joint LP relaxation is
         infeasible (on fat-tree k=8 every corner, each in a fraction of a second)."""
-        below = []
-        for g, r in zip(graphs, reached, strict=True):
-            lower = [c for c in rate_candidates(sc, g) if c < r * (1 - 1e-9)]
-            below.append(max(lower) if lower else None)
-        points = corner_points(reached, below, objective.job_of)
+        points = corner_points(reached, rates_below(sc, graphs, reached), objective.job_of)
         points.sort(key=lambda p: (_main_term(objective, p), sum(p)))
         # the top corner (every task at its own optimum) goes first, briefly: when it is a plan
         # nothing above it is left to find (fat-tree k=16 with 50 workers per job: 1.1 s, where
@@ -1306,6 +1302,16 @@ def direction_candidates(sc: Scenario, graphs: list[TaskGraph], rho: list[float]
                 if rho[i] > 0:
                     out.update(cap / (rho[i] * k) for k in range(max(1, math.floor(cap / rho[i])), most + 1))
     return _dedupe(sorted(c for c in out if c <= 1.0 + 1e-9)), complete
+
+
+def rates_below(sc: Scenario, graphs: list[TaskGraph], reached: list[float]) -> list[float | None]:
+    """Per task, the next candidate rate (:func:`rate_candidates`) below what it reached alone, or
+    None when there is none: the ``below`` of :func:`corner_points`."""
+    out: list[float | None] = []
+    for g, r in zip(graphs, reached, strict=True):
+        lower = [c for c in rate_candidates(sc, g) if c < r * (1 - 1e-9)]
+        out.append(max(lower) if lower else None)
+    return out
 
 
 def corner_points(reached: list[float], below: list[float | None], job_of: list[int]) -> list[list[float]]:
