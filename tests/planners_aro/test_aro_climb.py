@@ -1,7 +1,8 @@
 """The climb (issue 13): one task's rate raised at a time from the best plan's routes. Its moves
 are every single-task raise ordered by the job furthest behind; its plans hold, never lose the
 incumbent and never beat the exhaustive optimum. Also: the level refutation does not check an
-undecided point again with as little time, and the search for plans only does not retry."""
+undecided point again with as little time, goes on where undecided points stopped it once a better
+plan is known, and the search for plans only does not retry."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import pytest
 
 from inaplanner.evaluate import evaluate
 from inaplanner.planners import CancelToken, get
-from inaplanner.planners.aro.formulation import Objective, objective_for
+from inaplanner.planners.aro.formulation import MU, Objective, objective_for
 from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import (
     SINGLE,
     Outcome,
     _Clock,
+    _Levels,
     _main_term,
     _Record,
     _search,
@@ -280,3 +282,53 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     assert checked and all(_main_term(objective, p) > beaten for p in checked)
     assert all(b == "refuted" for b, w in zip(with_best, without, strict=True) if w == "refuted")
     assert with_best.count("refuted") > without.count("refuted")
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_a_better_plan_lets_the_refutation_go_on_where_it_stopped(make_leaf_spine, brute, seed):
+    """Rate vectors a check leaves undecided are mostly plans (fat-tree k=8). When they stop the
+    level refutation and a later step (the climb) finds a better plan, a second pass on the same
+    levels refutes lower ones than the first could: those vectors no longer beat the best plan,
+    so they are not checked. The planner runs such a pass after the climb. Its bound stays valid:
+    never below the exhaustive optimum."""
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
+    found = None
+    for k in range(1, 40):  # the better plan: the first the cover finds walking down from the top
+        verdict, found = cover(top * (1 - 0.03 * k))
+        if verdict == "feasible":
+            break
+    assert verdict == "feasible"
+    rates = aro._route_rates(sc, graphs, found, objective)
+    better = Outcome(found, rates, objective.value(rates), None)
+    beaten = _main_term(objective, rates)
+    _, _, _, upper, start = _low_start(sc)
+    assert start.objective < better.objective
+    real = aro._feasible
+    undecided: list[list[float]] = []
+
+    def slow(sc, graphs, rates, clock, cancel, heuristics=True, **kw):
+        if not heuristics and _main_term(objective, rates) <= beaten * (1 + 1e-9):
+            undecided.append(list(rates))
+            return "timeout", None  # a plan the check does not find in time, as on fat-tree k=8
+        return real(sc, graphs, rates, clock, cancel, heuristics=heuristics, **kw)
+
+    extra = MU * sum(objective.weights[s] * u for s, u in zip(objective.job_of, upper, strict=True))
+    levels = _Levels(top, extra, bandwidths(sc, graphs))
+    rec = _Record(Progress())
+    rec.offer(start.flows, start.rates, start.objective)
+    aro._feasible = slow
+    try:
+        first, _ = aro._refute(sc, graphs, objective, upper, levels, start, 1e-4, _Clock(60, "cpu"), CancelToken(),
+                               rec)
+        stopped_at = levels.hi
+        assert undecided and first.objective < better.objective  # the first pass stopped on such a point
+        rec.offer(better.flows, better.rates, better.objective)
+        undecided.clear()
+        # its first levels are refuted in a fraction of a second; the levels close above the
+        # better plan take many boxes, so it stops when its 5 CPU seconds are over
+        aro._refute(sc, graphs, objective, upper, levels, better, 1e-4, _Clock(5, "cpu"), CancelToken(), rec)
+    finally:
+        del aro._feasible
+    assert levels.hi < stopped_at * (1 - 1e-6)
+    assert not undecided  # none of those points was worth a check any more
+    assert levels.hi + extra >= brute(sc) * (1 - 1e-6)
