@@ -214,6 +214,15 @@ def _cover_case(make_leaf_spine, seed):
     return aro, sc, graphs, objective, top, cover
 
 
+def _first_plan_down(cover, top):
+    """The first plan the cover finds on the way down from the level ``top``, in steps of 3 %."""
+    for k in range(1, 40):
+        verdict, flows = cover(top * (1 - 0.03 * k))
+        if verdict == "feasible":
+            return flows
+    raise AssertionError("no plan found below the top level")
+
+
 @pytest.mark.parametrize("seed", [0, 4])
 def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed):
     """Levels walked down as the refutation does, with one memo: no rate vector is checked
@@ -253,14 +262,7 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     cases it also refutes a level that the cover without one leaves open."""
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
 
-    # the best plan: the first one the cover finds on the way down from the top
-    found = None
-    for k in range(1, 40):
-        verdict, flows = cover(top * (1 - 0.03 * k))
-        if verdict == "feasible":
-            found = flows
-            break
-    assert found is not None
+    found = _first_plan_down(cover, top)  # the best plan
     rates = aro._route_rates(sc, graphs, found, objective)
     beaten = _main_term(objective, rates)
     rec = _Record(Progress())
@@ -292,12 +294,7 @@ def test_a_better_plan_lets_the_refutation_go_on_where_it_stopped(make_leaf_spin
     so they are not checked. The planner runs such a pass after the climb. Its bound stays valid:
     never below the exhaustive optimum."""
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
-    found = None
-    for k in range(1, 40):  # the better plan: the first the cover finds walking down from the top
-        verdict, found = cover(top * (1 - 0.03 * k))
-        if verdict == "feasible":
-            break
-    assert verdict == "feasible"
+    found = _first_plan_down(cover, top)  # the better plan
     rates = aro._route_rates(sc, graphs, found, objective)
     better = Outcome(found, rates, objective.value(rates), None)
     beaten = _main_term(objective, rates)
