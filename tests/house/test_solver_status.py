@@ -9,8 +9,9 @@ import highspy
 import pulp
 import pytest
 
-from inaplanner.planners.aro.milp import Milp
-from inaplanner.planners.solver import highs_status, new_variable, solve
+from inaplanner.errors import Cancelled
+from inaplanner.planners.aro.milp import IPM_WATCH_MIN_NNZ, Milp
+from inaplanner.planners.solver import CancelToken, highs_status, new_variable, solve
 
 HS = highspy.HighsModelStatus
 
@@ -63,6 +64,44 @@ def test_highspy_path_times_out_as_timeout():
     assert res.status != "infeasible"
     stopped = m.solve(stop=lambda: True)  # our own deadline, at HiGHS' first callback
     assert stopped.status == "timeout"
+
+
+def _transport(n: int) -> Milp:
+    """An n x n transport LP (supply rows, demand rows, random costs): 2 n^2 nonzeros."""
+    rng = random.Random(n)
+    m = Milp()
+    cols = [[m.var(0.0, 10.0, rng.uniform(1, 9)) for _ in range(n)] for _ in range(n)]
+    for i in range(n):
+        m.row(cols[i], [1.0] * n, hi=float(n))
+        m.row([cols[k][i] for k in range(n)], [1.0] * n, lo=float(n))
+    return m
+
+
+def test_interior_point_honours_the_deadline_on_large_models():
+    """Interior point is watched from its callback above IPM_WATCH_MIN_NNZ nonzeros: the
+    deadline stops it there. Below, solves take a fraction of a second and are not watched (the
+    callback fires every few microseconds and cost 30-40 % of each small solve)."""
+    big = _transport(110)
+    assert len(big.row_idx) > IPM_WATCH_MIN_NNZ
+    assert big.solve(relax=True, ipm=True, presolve=False).status == "optimal"
+    assert big.solve(relax=True, ipm=True, presolve=False, stop=lambda: True).status == "timeout"
+    small = _transport(20)
+    assert len(small.row_idx) < IPM_WATCH_MIN_NNZ
+    assert small.solve(relax=True, ipm=True, presolve=False, stop=lambda: True).status == "optimal"
+
+
+class _CancelledAfterStart(CancelToken):
+    """A cancel that arrives once the solve has started (after its first check)."""
+
+    @property
+    def cancelled(self) -> bool:
+        return True
+
+
+def test_a_cancel_during_an_unwatched_solve_is_honoured_when_it_returns():
+    small = _transport(20)
+    with pytest.raises(Cancelled):
+        small.solve(relax=True, ipm=True, presolve=False, cancel=_CancelledAfterStart())
 
 
 def test_pulp_variables_raise_no_deprecation(recwarn):
