@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from inaplanner.planners.aro.classes import lifted, refuted_floor
+from inaplanner.planners.aro.classes import SAME_POINT_RTOL, lifted, refuted_floor, same_point
 
 
 def admitted(rates, b, most=12):
@@ -62,3 +62,15 @@ def test_large_boxes_are_left_alone():
     rates = [0.5] * 6  # 201 ** 6 count vectors per 100 Gbps
     assert lifted(rates, [100.0]) == rates and refuted_floor(rates, [100.0]) == rates
     assert lifted([10.0, 0.0], [100.0])[1] == 0.0  # a task at rate 0 stays there
+
+
+def test_points_that_differ_only_within_the_margins_are_one():
+    """The three lifted points of one fat-tree k=16 run (200 workers per job, seed 1), each
+    checked and routed by negotiation as if new, are one point; rate vectors a class apart are
+    not."""
+    seen = [[31.25, 31.25, 37.5, 25.0], [31.250000000000007, 31.250000000000007, 37.5, 25.0],
+            [31.25, 31.2499, 37.5, 25.0]]
+    assert all(same_point(p, q) for p in seen for q in seen)
+    assert lifted(seen[2], [100.0]) == pytest.approx(seen[0], rel=SAME_POINT_RTOL)
+    assert not same_point([31.25, 31.25, 37.5, 25.0], [31.25, 31.25, 37.5, 25.1])
+    assert not same_point([25.0, 16.67], [25.0, 20.0])

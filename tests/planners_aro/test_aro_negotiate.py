@@ -10,6 +10,7 @@ import pytest
 from inaplanner.errors import Cancelled
 from inaplanner.planners import CancelToken, get, run_planner
 from inaplanner.planners.aro import negotiate as neg
+from inaplanner.planners.aro import planner as planner_module
 from inaplanner.planners.aro.formulation import objective_for
 from inaplanner.planners.aro.graph import resource_capacity, task_graphs
 from inaplanner.planners.aro.planner import SINGLE, Outcome, _Clock, _Record, _solver
@@ -153,3 +154,28 @@ def test_cancel_mid_negotiation_at_scale_stops_within_a_second(cancelled_midway)
         lambda token: neg.negotiate(sc, graphs, rates, _solver(clock, token), clock.left, token.check), 1.5)
     assert outcome == {"cancelled": True}
     assert stopped < 1.0, f"took {stopped:.2f} s to stop"
+
+
+def test_points_that_differ_only_within_the_margins_are_routed_once(make_leaf_spine, monkeypatch):
+    """Undecided points of several levels can lift to the same point up to the margins of
+    ``lifted`` (fat-tree k=16 with 200 workers per job, seed 1: three such points, 6.5 s of
+    negotiation each). Negotiation routes each such point once."""
+    aro, sc, graphs, rates = _case(make_leaf_spine, 0)
+    objective = objective_for(sc, sc.tasks())
+    floor = aro._feasible(sc, graphs, [0.5 * r for r in rates], _Clock(30), CancelToken())
+    low = [0.5 * r for r in rates]
+    best = Outcome(floor[1], low, objective.value(low), None)
+    up = [1.5 * r for r in rates]  # no plan: every point is tried in turn
+    near = [r * (1 - 3e-6) for r in up]
+    routed: list[list[float]] = []
+    real = planner_module.negotiate
+
+    def recorded(sc, graphs, rates, *args, **kw):
+        routed.append(list(rates))
+        return real(sc, graphs, rates, *args, **kw)
+
+    monkeypatch.setattr(planner_module, "negotiate", recorded)
+    out = aro._negotiate(sc, graphs, objective, [up, near, [1.4 * r for r in rates]], best, _Clock(30),
+                         CancelToken(), _Record(Progress()))
+    assert out is best
+    assert len(routed) == 2  # up (or near) and the 1.4 point

@@ -32,6 +32,19 @@ import numpy as np
 MAX_COUNT_VECTORS = 200_000
 #: Count vectors within this share of a bandwidth are left alone (coordinates not moved).
 MARGIN = 1e-6
+#: Rate vectors closer than this (relative, per coordinate) are one point (:func:`same_point`).
+SAME_POINT_RTOL = 10 * MARGIN
+
+
+def same_point(p: Iterable[float], q: Iterable[float]) -> bool:
+    """Whether two rate vectors differ only within the margins :func:`lifted` and
+    :func:`refuted_floor` keep (``SAME_POINT_RTOL``), so that checking one after the other
+    checks the same thing again. Fat-tree k=16 with 200 workers per job, seed 1: the levels of
+    one run lifted to (31.25, 31.25, 37.5, 25), (31.250000000000007, 31.250000000000007, 37.5,
+    25) and (31.25, 31.2499, 37.5, 25); each was checked (7.8 and 6.6 s, undecided) and routed
+    by negotiation (6.5 s each) as if new."""
+    return bool(np.allclose(np.asarray(list(p), dtype=float), np.asarray(list(q), dtype=float),
+                            rtol=SAME_POINT_RTOL, atol=0.0))
 
 
 def _counts(rates: np.ndarray, b: float, extra: int) -> np.ndarray | None:

@@ -78,7 +78,7 @@ from inaplanner.errors import Cancelled, PlanError
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, Scenario, TaskPlan
 from inaplanner.planners.aro.accel import app_prune, rebuild, sro_stage1, sro_unused
-from inaplanner.planners.aro.classes import lifted, refuted_floor
+from inaplanner.planners.aro.classes import lifted, refuted_floor, same_point
 from inaplanner.planners.aro.formulation import (
     MU,
     Flows,
@@ -705,8 +705,7 @@ class AroPlanner:
         seen: list[list[float]] = []
         for point in sorted(points, key=lambda q: -objective.value(q)):
             rates = [float(v) for v in point]
-            if objective.value(rates) <= best.objective * (1 + 1e-9) or any(
-                    np.allclose(rates, q, rtol=1e-9, atol=0.0) for q in seen):
+            if objective.value(rates) <= best.objective * (1 + 1e-9) or any(same_point(rates, q) for q in seen):
                 continue
             if clock.left() <= 0:
                 break
@@ -915,8 +914,7 @@ class AroPlanner:
                 # a point left undecided with about as much time is not checked again (fat-tree
                 # k=16 with 200 workers per job: levels 57.3 to 58.3 each spent 3.5 s on the same
                 # (25, 25, 33.3, 25))
-                if any(np.allclose(top, q, rtol=1e-9, atol=0.0) and had <= RECHECK_GROWTH * t
-                       for q, t in undecided):
+                if any(same_point(top, q) and had <= RECHECK_GROWTH * t for q, t in undecided):
                     return "unknown", best_flows
                 status, flows = self._feasible(sc, graphs, top, clock, cancel,
                                                heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
