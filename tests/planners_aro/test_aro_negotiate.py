@@ -158,7 +158,7 @@ def test_cancel_mid_negotiation_at_scale_stops_within_a_second(cancelled_midway)
 
 def test_points_that_differ_only_within_the_margins_are_routed_once(make_leaf_spine, monkeypatch):
     """Undecided points of several levels can lift to the same point up to the margins of
-    ``lifted`` (fat-tree k=16 with 200 workers per job, seed 1: three such points, 6.5 s of
+    ``lifted`` (fat-tree k=16 with 200 workers per job, seed 1: three such points, 6.3-6.6 s of
     negotiation each). Negotiation routes each such point once."""
     aro, sc, graphs, rates = _case(make_leaf_spine, 0)
     objective = objective_for(sc, sc.tasks())

@@ -38,11 +38,13 @@ SAME_POINT_RTOL = 10 * MARGIN
 
 def same_point(p: Iterable[float], q: Iterable[float]) -> bool:
     """Whether two rate vectors differ only within the margins :func:`lifted` and
-    :func:`refuted_floor` keep (``SAME_POINT_RTOL``), so that checking one after the other
-    checks the same thing again. Fat-tree k=16 with 200 workers per job, seed 1: the levels of
-    one run lifted to (31.25, 31.25, 37.5, 25), (31.250000000000007, 31.250000000000007, 37.5,
-    25) and (31.25, 31.2499, 37.5, 25); each was checked (7.8 and 6.6 s, undecided) and routed
-    by negotiation (6.5 s each) as if new."""
+    :func:`refuted_floor` keep (``SAME_POINT_RTOL``). Their checks can differ only on count
+    vectors within that share of a bandwidth, so checking one after the other checks nearly the
+    same thing again. Used only where treating two points as one is safe (not checking or
+    routing a point again), never to refute. Fat-tree k=16 with 200 workers per job, seed 1:
+    the levels of one run lifted to (31.25, 31.25, 37.5, 25), (31.250000000000007,
+    31.250000000000007, 37.5, 25) and (31.25, 31.2499, 37.5, 25); the first two were checked
+    (7.8 and 6.6 s, both undecided) and all three routed by negotiation (6.3-6.6 s each)."""
     return bool(np.allclose(np.asarray(list(p), dtype=float), np.asarray(list(q), dtype=float),
                             rtol=SAME_POINT_RTOL, atol=0.0))
 

@@ -32,10 +32,10 @@ INF = highspy.kHighsInf
 #: Interior point is watched for cancel and the deadline only above this many nonzeros. Its
 #: interrupt callback fires every few microseconds of work (4,384 times in a 0.03 s solve of
 #: a fat-tree k=8 check, 1,358 columns and 4,696 nonzeros), and through highspy each call costs
-#: Python time: 30-40 % of such a solve (0.042 s against 0.031 s), 14 s of a 60 s ARO run that
-#: refutes levels with hundreds of checks. Below this size a solve takes under 0.2 s (fat-tree
-#: k=16 with 200 workers per job, 34,362 nonzeros: 0.4 s), so cancel still acts well within a
-#: second: it is honoured when the solve returns.
+#: Python time: 30-40 % of such a solve (0.042 s against 0.031 s), and ARO's level refutation
+#: makes hundreds of them. Below this size a solve takes under 0.2 s (fat-tree k=16 with 200
+#: workers per job, 34,362 nonzeros: 0.4 s), so cancel still acts well within a second: it is
+#: honoured when the solve returns.
 IPM_WATCH_MIN_NNZ = 20_000
 
 

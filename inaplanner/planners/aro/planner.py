@@ -1033,8 +1033,8 @@ class AroPlanner:
             return "infeasible", None
         if joint_greedy and not heuristics:
             # checks expected to fail: the greedy only once the relaxation has not refuted the
-            # point (fat-tree k=8 seed 0: of the 900 checks of a level's cover almost all are
-            # refuted, in 0.03 s each, and the greedy took another 0.026 s on each)
+            # point (fat-tree k=8 seed 0: of the hundreds of checks of a level's cover almost
+            # all are refuted, in 0.03 s each, and the greedy took another 0.026 s on each)
             quick = greedy_flows(sc, graphs, rates, cancel)
             if quick is not None and self._holds(sc, graphs, quick, rates):
                 return "feasible", quick
