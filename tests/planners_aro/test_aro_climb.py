@@ -6,6 +6,7 @@ plan is known, and the search for plans only does not retry."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 
@@ -217,6 +218,24 @@ def _cover_case(make_leaf_spine, seed):
     return aro, sc, graphs, objective, top, cover
 
 
+@contextlib.contextmanager
+def _recorded_checks(aro):
+    """Every feasibility check the planner makes meanwhile, as (rates, status)."""
+    real = aro._feasible
+    log: list[tuple[list[float], str]] = []
+
+    def recorded(sc, graphs, rates, clock, cancel, **kw):
+        status, flows = real(sc, graphs, rates, clock, cancel, **kw)
+        log.append((list(rates), status))
+        return status, flows
+
+    aro._feasible = recorded
+    try:
+        yield log
+    finally:
+        del aro._feasible
+
+
 def _first_plan_down(cover, top):
     """The first plan the cover finds on the way down from the level ``top``, in steps of 3 %."""
     for k in range(1, 40):
@@ -233,24 +252,14 @@ def test_cover_checks_no_refuted_point_twice_across_levels(make_leaf_spine, seed
     checked the same lifted point again), and every verdict is the one a fresh memo gives."""
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
     levels = [top * (1 - 0.03 * k) for k in range(1, 16)]
-    real = aro._feasible
-    refused: list[tuple[float, ...]] = []
-
-    def recorded(sc, graphs, rates, clock, cancel, **kw):
-        status, flows = real(sc, graphs, rates, clock, cancel, **kw)
-        if status == "infeasible":
-            refused.append(tuple(round(r, 9) for r in rates))
-        return status, flows
 
     def verdicts(memo=None):
         return [cover(level, memo=memo)[0] for level in levels]
 
     fresh = verdicts()
-    aro._feasible = recorded
-    try:
+    with _recorded_checks(aro) as log:
         shared = verdicts({})
-    finally:
-        del aro._feasible
+    refused = [tuple(round(r, 9) for r in rates) for rates, status in log if status == "infeasible"]
     refuted = [v == "refuted" for v in shared]
     assert refuted == [v == "refuted" for v in fresh] and any(refuted) and not all(refuted)
     assert refused and len(refused) == len(set(refused))
@@ -271,18 +280,9 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     rec = _Record(Progress())
     rec.offer(found, rates, objective.value(rates))
     levels = [beaten + (top - beaten) * f for f in (0.3, 0.9)]
-    real = aro._feasible
-    checked: list[list[float]] = []
-
-    def recorded(sc, graphs, rates, clock, cancel, **kw):
-        checked.append(list(rates))
-        return real(sc, graphs, rates, clock, cancel, **kw)
-
-    aro._feasible = recorded
-    try:
+    with _recorded_checks(aro) as log:
         with_best = [cover(level, rec=rec)[0] for level in levels]
-    finally:
-        del aro._feasible
+    checked = [rates for rates, _ in log]
     without = [cover(level)[0] for level in levels]
     assert checked and all(_main_term(objective, p) > beaten for p in checked)
     assert all(b == "refuted" for b, w in zip(with_best, without, strict=True) if w == "refuted")
@@ -344,9 +344,7 @@ def test_cover_checks_try_the_greedy_only_where_the_relaxation_leaves_a_chance(m
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
     levels = [top * (1 - 0.03 * k) for k in range(1, 16)]
     greedy_on: list[list[float]] = []
-    refused: list[list[float]] = []
-    real_greedy, real_feasible = planner_module.greedy_flows, aro._feasible
-
+    real_greedy = planner_module.greedy_flows
     found: list[bool] = []
 
     def greedy(sc, graphs, rates, cancel):
@@ -355,18 +353,10 @@ def test_cover_checks_try_the_greedy_only_where_the_relaxation_leaves_a_chance(m
         found.append(flows is not None)
         return flows
 
-    def recorded(sc, graphs, rates, clock, cancel, **kw):
-        status, flows = real_feasible(sc, graphs, rates, clock, cancel, **kw)
-        if status == "infeasible":
-            refused.append(list(rates))
-        return status, flows
-
     monkeypatch.setattr(planner_module, "greedy_flows", greedy)
-    aro._feasible = recorded
-    try:
+    with _recorded_checks(aro) as log:
         verdicts = [cover(level)[0] for level in levels]
-    finally:
-        del aro._feasible
+    refused = [rates for rates, status in log if status == "infeasible"]
     assert refused and len(greedy_on) < len(refused)  # refuted checks that ran no greedy
     for rates in greedy_on:
         m, _ = feasibility_model(sc, graphs, rates)
@@ -383,21 +373,11 @@ def test_cover_does_not_check_again_a_point_left_undecided_up_to_the_margins(mak
     k=16 with 200 workers per job, seed 1: 7.8 s, then 6.6 s again, on one point)."""
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
     level = top * 0.97
-    real = aro._feasible
-    checked: list[list[float]] = []
-
-    def recorded(sc, graphs, rates, clock, cancel, **kw):
-        checked.append(list(rates))
-        return real(sc, graphs, rates, clock, cancel, **kw)
-
-    aro._feasible = recorded
-    try:
+    with _recorded_checks(aro) as log:
         cover(level)
-        assert checked
-        first = checked[0]
-        checked.clear()
+        assert log
+        first = log[0][0]
+        log.clear()
         memo = {"undecided": [(np.asarray([r * (1 - 3e-6) for r in first]), 1e9)]}
         verdict, _ = cover(level, memo=memo)
-    finally:
-        del aro._feasible
-    assert verdict == "unknown" and not checked
+    assert verdict == "unknown" and not log
