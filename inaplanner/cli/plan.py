@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="time limit of the whole run in seconds (every phase, not only the solver)")
     p.add_argument("--limit-kind", choices=("wall", "cpu"), default=None,
                    help="what the time limit counts: wall-clock (default) or CPU seconds, so a "
-                   "loaded machine does not change the answer; recorded in the plan")
+                   "loaded machine changes the answer far less; recorded in the plan")
     p.add_argument("-o", "--output", required=True, help="plan file to write (JSON)")
     p.set_defaults(func=cmd_plan)
 

@@ -4,8 +4,10 @@ A planner makes one :class:`Deadline` from its ``time_limit`` and ``limit_kind``
 (:data:`~inaplanner.planners.base.COMMON_PARAMS`) at the start of ``plan`` and asks it in every
 phase (candidate and path generation, model building, solving, rounding, route generation), so
 ``--time-limit T`` bounds the whole run, not only the solver. ``limit_kind="cpu"`` counts the
-process's CPU seconds (all threads), so a loaded machine does not silently change the answer:
-the same run gets the same amount of work however many other processes share the cores.
+process's CPU seconds (all threads), so other processes sharing the cores do not take the run's
+time: it gets about the same amount of work however loaded the machine is. About: on a virtual
+machine a CPU second does less work while the other cores are busy, so a check that ends at its
+budget can still end differently (docs/scale.md, "what load and repeated runs change").
 """
 
 from __future__ import annotations
