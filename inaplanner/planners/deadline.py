@@ -7,7 +7,9 @@ phase (candidate and path generation, model building, solving, rounding, route g
 process's CPU seconds (all threads), so other processes sharing the cores do not take the run's
 time: it gets about the same amount of work however loaded the machine is. About: on a virtual
 machine a CPU second does less work while the other cores are busy, so a check that ends at its
-budget can still end differently (docs/scale.md, "what load and repeated runs change").
+budget can still end differently. Nor is a run that ends at its limit exactly repeatable on an
+idle machine: where a stop falls inside a solver differs slightly from run to run (docs/scale.md,
+"what load and repeated runs change").
 """
 
 from __future__ import annotations
