@@ -1019,8 +1019,12 @@ class AroPlanner:
         10.8 s and failed where the task-after-task step found the plan."""
         cancel.check()
         joint_greedy = greedy and not (len(graphs) > 1 and heuristics)
-        quick = greedy_flows(sc, graphs, rates, cancel) if joint_greedy and heuristics else None
-        if quick is not None and self._holds(sc, graphs, quick, rates):
+
+        def greedy_plan() -> list[Flows] | None:
+            quick = greedy_flows(sc, graphs, rates, cancel)
+            return quick if quick is not None and self._holds(sc, graphs, quick, rates) else None
+
+        if joint_greedy and heuristics and (quick := greedy_plan()) is not None:
             return "feasible", quick
         cancel.check()
         m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
@@ -1035,8 +1039,7 @@ class AroPlanner:
             # checks expected to fail: the greedy only once the relaxation has not refuted the
             # point (fat-tree k=8 seed 0: of the hundreds of checks of a level's cover almost
             # all are refuted, in 0.03 s each, and the greedy took another 0.026 s on each)
-            quick = greedy_flows(sc, graphs, rates, cancel)
-            if quick is not None and self._holds(sc, graphs, quick, rates):
+            if (quick := greedy_plan()) is not None:
                 return "feasible", quick
         if len(graphs) > 1 and heuristics:
             seq = self._one_by_one(sc, graphs, rates, budget, cancel, hints or {})
