@@ -115,16 +115,20 @@ class Progress:
     def update(self, fraction: float | None = None, message: str | None = None, *,
                phase: str | None = None, incumbent: float | None = None,
                bound: float | None = None, node: str | None = None,
-               state: str | None = None) -> None:
+               state: str | None = None, fresh: bool = False) -> None:
         """Report; omitted fields keep their last value. An event of one item of parallel work
-        (``node`` given) carries only what its call gives and does not change the overall state."""
+        (``node`` given) carries only what its call gives and does not change the overall state.
+        ``fresh``: a new piece of work starts (``compare``'s next planner), so the last one's
+        incumbent and bound are dropped, not shown as this one's."""
         if self._parent is not None:
             mapped = None if fraction is None else self._lo + (self._hi - self._lo) * _clip(fraction)
             self._parent.update(mapped, message, phase=phase, incumbent=incumbent, bound=bound,
-                                node=node, state=state)
+                                node=node, state=state, fresh=fresh)
             return
         with self._lock:
             ev = ProgressEvent() if node else self.last
+            if fresh:
+                ev = replace(ev, incumbent=None, bound=None)
             changes: dict[str, Any] = {"elapsed": time.monotonic() - self._start,
                                        "node": node or "", "state": state or ""}
             if fraction is not None:

@@ -139,7 +139,8 @@ def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any],
                  progress: Progress | None = None) -> tuple[list[dict[str, Any]], float | None]:
     """Run each planner (errors become rows) and score with the evaluator; returns (rows, best
     bound). ``gap`` is (best bound - objective) / best bound. ``progress`` gets each planner's
-    reports in its share of the whole (``phase`` is the planner's name)."""
+    reports in its share of the whole (``phase`` is the planner's name); its incumbent and bound
+    are the running planner's own, never the one before's."""
     from inaplanner.evaluate import evaluate
     from inaplanner.planners.base import run_planner
     from inaplanner.planners.registry import get
@@ -149,7 +150,7 @@ def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any],
         planner = get(name)
         part = None
         if progress is not None:
-            progress.update(i / len(names), "", phase=name)
+            progress.update(i / len(names), "", phase=name, fresh=True)
             part = progress.span(i / len(names), (i + 1) / len(names))
         try:
             plan = run_planner(planner, sc, dict(params), part)

@@ -227,13 +227,17 @@ def gria_candidates(sc: Scenario, paths: Paths, *, singletons: bool = False, max
             d0 = paths.distance(rep, ps)
             if d0 is None:
                 raise PlanError(f"no {'up-down ' if paths.updown else ''}path from worker {rep} to PS {ps}")
+            shared: dict[int, bool] = {}  # common_below(rep, ps, rank) depends on s only by its rank
             for sid, (arrive, d2) in aggs.items():
                 if allowed is not None and not allowed(rep, sid, ps):
                     continue
                 d1 = paths.distance(rep, sid, ends=arrive)
                 if d1 is None:
                     continue
-                if not paths.updown or paths.common_below(rep, ps, paths.rank[sid]):
+                rank = paths.rank[sid]
+                if paths.updown and rank not in shared:
+                    shared[rank] = paths.common_below(rep, ps, rank)
+                if not paths.updown or shared[rank]:
                     hops = _checked_hops(paths, rep, sid, ps, arrive, max_options)
                     if hops is None:
                         continue
@@ -369,7 +373,8 @@ def solve_gria(
         raise OutOfTime("the GRIA LP could not be solved within the time limit (building it took "
                         f"{built:.1f} s)")
     given = deadline.solver_seconds()
-    res = solve(prob, time_limit=given, cancel=cancel)
+    # the MILP's solutions are not yet plans (links are judged after rounding): its bound only
+    res = solve(prob, time_limit=given, cancel=cancel, reports="bound")
     if res.objective is None or res.status == "infeasible":
         if res.status == "timeout" or deadline.expired() or res.seconds >= 0.9 * given:
             raise OutOfTime("the GRIA model found no solution within the time limit")
@@ -1479,6 +1484,7 @@ class GridAroEval:
             "limit_used": f"{deadline.kind} {deadline.seconds:g} s",
             **({"stopped": cut} if cut else {}),
         }
+        report(progress, 1.0, f"plan {objective:.6g}", phase="done", incumbent=objective, bound=plan.bound)
         return plan
 
 

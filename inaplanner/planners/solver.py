@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pulp
@@ -118,16 +119,20 @@ def highs_status(model_status: object, has_solution: bool, stopped: bool = False
     return "feasible" if has_solution else "error"
 
 
-def mip_reporter(progress: Progress | None, sign: float = 1.0) -> Callable[[float, float], None]:
+def mip_reporter(progress: Progress | None, sign: float = 1.0,
+                 reports: str = "both") -> Callable[[float, float], None]:
     """A function for a HiGHS MIP callback: given HiGHS' primal and dual bound (times ``sign``:
     -1 when the model was negated to minimise), reports ``phase="solve"`` with the incumbent and
-    the bound to ``progress`` when either improved (nothing when ``progress`` is None)."""
+    the bound to ``progress`` when either improved (nothing when ``progress`` is None).
+    ``reports``: ``both``; ``bound``, for a model whose solutions are not yet plans (GRID's MILP
+    ignores the links: the planner's incumbent is the evaluator's score of a plan); ``none``, for
+    a model whose objective is not the planner's (GRID's tie-break re-solves minimise overload)."""
     seen: dict[str, float | None] = {"incumbent": None, "bound": None}
 
     def report(primal: float, dual: float) -> None:
-        if progress is None:
+        if progress is None or reports == "none":
             return
-        inc = sign * float(primal) if primal is not None and abs(primal) < 1e300 else None
+        inc = sign * float(primal) if reports == "both" and primal is not None and abs(primal) < 1e300 else None
         bnd = sign * float(dual) if dual is not None and abs(dual) < 1e300 else None
         inc = inc if inc is not None and math.isfinite(inc) else None
         bnd = bnd if bnd is not None and math.isfinite(bnd) else None
@@ -149,29 +154,34 @@ def solve(
     on_log: Callable[[str], None] | None = None,
     options: dict[str, object] | None = None,
     progress: Progress | None = None,
+    reports: str = "both",
 ) -> SolveResult:
     """Solve ``prob`` in place (variable values set) and report status, objective and bound.
     ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them. HiGHS' log never
     reaches stdout: it goes to ``on_log`` or, at DEBUG level, to the ``inaplanner.solver`` logger.
-    A MIP's incumbent and bound go to ``progress`` (default: the current one) as they improve."""
+    A MIP's incumbent and bound go to ``progress`` (default: the current one) as they improve,
+    as ``reports`` says (see :func:`mip_reporter`)."""
     start = time.perf_counter()
     if progress is None:
         progress = current_progress()
     if on_log is None and not msg and log.isEnabledFor(logging.DEBUG):
         on_log = log.debug
-    report = mip_reporter(progress, -1.0 if prob.sense == pulp.LpMaximize else 1.0)
+    report = mip_reporter(progress, -1.0 if prob.sense == pulp.LpMaximize else 1.0, reports)
     if cancel is not None:
         cancel.check()
     if highspy is None:
         return _solve_cbc(prob, time_limit, gap, msg, start)
-    interrupted = {"flag": False}
+    # the callback stays on the HiGHS model that WarmLp re-solves with other objectives: it goes
+    # on honouring cancel there, but reports only while this solve runs
+    interrupted = {"flag": False, "reporting": True}
 
     def callback(cb_type, message, data_out, data_in, user_data):  # noqa: ANN001 - highspy API
         if cb_type == highspy.cb.HighsCallbackType.kCallbackLogging:
             if on_log is not None and message:
                 on_log(message.rstrip())
             return
-        if cb_type == highspy.cb.HighsCallbackType.kCallbackMipInterrupt and data_out is not None:
+        if (cb_type == highspy.cb.HighsCallbackType.kCallbackMipInterrupt and data_out is not None
+                and interrupted["reporting"]):
             report(data_out.mip_primal_bound, data_out.mip_dual_bound)
         if cancel is not None and cancel.cancelled and data_in is not None:
             data_in.user_interrupt = True
@@ -184,9 +194,9 @@ def solve(
     ]
     if on_log is not None:
         kinds.append(highspy.cb.HighsCallbackType.kCallbackLogging)
-    solver = pulp.HiGHS(
+    solver = _TimedHiGHS(
+        time_limit,
         msg=msg or on_log is not None,
-        timeLimit=time_limit,
         gapRel=gap,
         callbackTuple=(callback, None),
         callbacksToActivate=kinds,
@@ -196,6 +206,7 @@ def solve(
     )
     silence_banner()
     prob.solve(solver)
+    interrupted["reporting"] = False
     seconds = time.perf_counter() - start
     if interrupted["flag"] or (cancel is not None and cancel.cancelled):
         raise Cancelled("cancelled")
@@ -204,7 +215,9 @@ def solve(
     hs = highspy.HighsModelStatus
     info = model.getInfo()
     has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    is_mip = any(v.cat == pulp.LpInteger for v in prob.variables())
+    # HiGHS counts nodes only for a MIP (-1 for an LP); prob.variables() would take 0.7 s on
+    # GRID's MILP at fat-tree k=32 (PuLP collects them from every row again)
+    is_mip = info.mip_node_count >= 0
     objective = pulp.value(prob.objective) if has_sol else None
     bound: float | None = objective if status == hs.kOptimal else None
     if is_mip:
@@ -220,6 +233,28 @@ def solve(
     if verdict == "error":
         raise PlanError(f"solver stopped without a solution ({status})")
     return SolveResult(verdict, objective, bound, seconds, solver_name())  # timeout | feasible
+
+
+if highspy is not None:
+    class _TimedHiGHS(pulp.HiGHS):
+        """PuLP's HiGHS with its time limit set again just before the run: what is left of it,
+        less as long again as the handover took. Handing a large model over takes seconds, and
+        reading the solution back about as long (GRID's MILP on fat-tree k=32, 236,000 columns:
+        2.2 s and 1.3 s); HiGHS' own clock sees neither, so the solve would return that much past
+        the caller's limit (3.7 s there, before this)."""
+
+        def __init__(self, time_limit: float | None, **kwargs: Any) -> None:
+            super().__init__(timeLimit=time_limit, **kwargs)
+            self._limit = time_limit
+            self._made = time.perf_counter()
+
+        def callSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 - PuLP's name
+            if self._limit is not None:
+                handover = time.perf_counter() - self._made
+                # at least a moment to return what it has, never more than was given
+                left = max(self._limit - 2.0 * handover, min(self._limit, 0.05))
+                lp.solverModel.setOptionValue("time_limit", left)
+            super().callSolver(lp)
 
 
 def _solve_cbc(prob: pulp.LpProblem, time_limit: float | None, gap: float | None, msg: bool, start: float) -> SolveResult:
@@ -341,7 +376,8 @@ class WarmLp:
         if self.h is None:
             self.prob.setObjective(objective)
             self.prob.sense = pulp.LpMinimize if minimize else pulp.LpMaximize
-            return solve(self.prob, time_limit=time_limit, cancel=cancel)
+            # a re-solve of another objective: its MIP bounds are not the planner's
+            return solve(self.prob, time_limit=time_limit, cancel=cancel, reports="none")
         if cancel is not None:
             cancel.check()
         start = time.perf_counter()

@@ -328,3 +328,26 @@ def test_configure_logging_keeps_one_handler():
     assert logging.getLogger("inaplanner").level == logging.DEBUG
     configure_logging(logging.WARNING)
     assert logging.getLogger("inaplanner").level == logging.WARNING
+
+
+def test_fresh_drops_the_last_works_incumbent_and_bound():
+    p = Progress()
+    p.update(0.4, phase="aro", incumbent=66.8, bound=100.2)
+    part = p.span(0.5, 1.0)
+    part.update(0.0, "", phase="grid", fresh=True)  # through a span, like compare's next planner
+    assert (p.last.incumbent, p.last.bound, p.last.phase, p.last.fraction) == (None, None, "grid", 0.5)
+    part.update(0.2, incumbent=0.5)
+    assert (p.last.incumbent, p.last.bound) == (0.5, None)
+
+
+def test_a_mip_reporter_reports_what_it_is_told_to():
+    from inaplanner.planners.solver import mip_reporter
+
+    p = Progress()
+    p.update(0.1, phase="fallback", incumbent=0.52)
+    mip_reporter(p, reports="bound")(0.0, 701.4)  # a model's solution is not a plan's score
+    assert (p.last.incumbent, p.last.bound, p.last.phase) == (0.52, 701.4, "solve")
+    mip_reporter(p, reports="none")(1.0, 0.0)  # nor is another objective's bound its bound
+    assert (p.last.incumbent, p.last.bound) == (0.52, 701.4)
+    mip_reporter(p)(3.0, 600.0)
+    assert (p.last.incumbent, p.last.bound) == (3.0, 600.0)

@@ -134,3 +134,20 @@ def test_no_bare_lpvariable_outside_the_solver_module():
                 if name in ("LpVariable", "matrix", "dicts") and "LpVariable" in ast.unparse(f):
                     bare.append(f"{path.relative_to(root)}:{node.lineno}")
     assert bare == []
+
+
+def test_the_solver_gets_what_is_left_after_the_handover():
+    from inaplanner.planners.solver import _TimedHiGHS
+
+    prob = pulp.LpProblem("one", pulp.LpMaximize)
+    x = new_variable(prob, "x", 0, 1)
+    prob += x
+    solver = _TimedHiGHS(10.0, msg=False, log_to_console=False)
+    solver._made -= 3.0  # as if handing the model over had taken 3 s
+    prob.solve(solver)
+    left = prob.solverModel.getOptionValue("time_limit")[1]
+    assert 3.9 < left <= 4.0  # 10 s less the handover, less as long again to read the answer back
+    tiny = _TimedHiGHS(1e-9, msg=False, log_to_console=False)
+    tiny._made -= 3.0
+    prob.solve(tiny)
+    assert prob.solverModel.getOptionValue("time_limit")[1] == 1e-9  # never more than was given

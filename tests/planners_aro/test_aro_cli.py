@@ -67,3 +67,16 @@ def test_user_errors_are_one_line(tmp_path, capsys):
     assert "expected NAME=VALUE" in capsys.readouterr().err
     assert main(["compare", str(scen), "--planners", "aro,nope"]) == 2
     assert not (tmp_path / "p.json").exists()
+
+
+def test_compare_progress_shows_each_planners_own_incumbent():
+    from inaplanner.cli.plan import compare_rows
+    from inaplanner.progress import Progress
+
+    p = Progress()
+    seen = []
+    p.subscribe(seen.append)
+    compare_rows(aro_fig1(), ["aro", "ecmp"], {"time_limit": 20.0}, p)
+    start = next(i for i, ev in enumerate(seen) if ev.phase == "ecmp")
+    assert any(ev.incumbent == 1.0 for ev in seen[:start])  # aro's reached the display
+    assert (seen[start].incumbent, seen[start].bound) == (None, None)  # and is not ecmp's

@@ -84,3 +84,19 @@ def test_repair_beats_the_papers_rounding_on_the_testbed(breaks):
     assert plan.planner.params["repaired_objective"] == pytest.approx(50.0)
     assert evaluate(sc, plan).objective == pytest.approx(50.0)
     assert breaks(sc, plan) == []
+
+
+def test_grid_exact_shows_only_its_own_bound_and_plans():
+    """The MILP's own solutions are not plans, and the tie-break re-solves (other objectives, on
+    the same HiGHS model) have bounds that are not the planner's: neither reaches the display."""
+    sc = _fat_tree(8)
+    progress = Progress()
+    seen = []
+    progress.subscribe(seen.append)
+    plan = run_planner(get("grid-exact"), sc, {"time_limit": 8.0}, progress)
+    objective = evaluate(sc, plan).objective
+    incumbents = [e.incumbent for e in seen if e.incumbent is not None]
+    assert incumbents and incumbents == sorted(incumbents)
+    bounds = [e.bound for e in seen if e.bound is not None]
+    assert bounds and min(bounds) >= objective - 1e-9  # before: -4302, a re-solve's hop count
+    assert plan.bound is not None and plan.bound >= objective
