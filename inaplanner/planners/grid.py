@@ -106,6 +106,9 @@ ROUND_PATIENCE = 4
 #: The repair weighs the moves of at most this many workers (a seeded sample) per step; 32 and 24
 #: were measured 10-15 % faster on leaf-spine lambda = 3 but lost 27 % on one seed of three.
 REPAIR_MOVERS = 48
+#: ``grid-exact``: each MILP re-solve of the link tie-break gets at most this many times what the
+#: first MILP took (at least 1 s, at most half the time left)
+TIE_MIP_FACTOR = 5.0
 
 
 def aggregator_rule(sc: Scenario, choice: str) -> str:
@@ -400,10 +403,16 @@ def solve_gria(
         else:
             tie = "run"
             hot = {e for e, x in excess.items() if x > 0}
+            # a MILP re-solve holding the optimum can be far harder than the first solve (fat-tree
+            # k=8: 0.3 s, then past a 60 s limit, which left the rounding no time and the plan the
+            # fallback's): each gets a few times what the first took, and half the time left
+            cap = min(max(TIE_MIP_FACTOR * res.seconds, 1.0), 0.5 * deadline.remaining()) if integer else None
             values, rounded_from, cut = _tie_break(prob, objective, best, links, terms, caps, hot, cands, r,
-                                                   mult, var, deadline, cancel, lambda: _values(x, r, lam), values)
+                                                   mult, var, deadline, cancel, lambda: _values(x, r, lam), values,
+                                                   cap)
             if cut:
-                tie = "cut short by the time limit"
+                tie = ("cut short by the time limit" if cap is None or deadline.expired()
+                       else f"cut short: a MILP re-solve ran past its {cap:.3g} s")
     xv, rv, lv = values
 
     def per_worker(vals: dict) -> dict[tuple[Task, str], dict[str, float]]:
@@ -428,12 +437,14 @@ def _room(sc: Scenario, e: Link) -> float:
 
 def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, terms: dict, caps: dict,
                hot: set[Link], cands: Candidates, r: dict, mult: dict, var: Callable, deadline: Deadline,
-               cancel: CancelToken | None, read: Callable[[], tuple], values: tuple) -> tuple[tuple, float, bool]:
+               cancel: CancelToken | None, read: Callable[[], tuple], values: tuple,
+               cap: float | None = None) -> tuple[tuple, float, bool]:
     """The re-solves of :func:`solve_gria`'s link tie-break, each from the last basis: (``model``)
     Eq. (1) with the default paths' link capacities, then, holding the objective, (``tie-break``)
     the least overload of those links, then the fewest hop-Gbps. Returns the values of the last
-    stage solved, the objective the rounding starts from, and whether the limit cut a stage (its
-    building or its solve: the stages solved before it stand)."""
+    stage solved, the objective the rounding starts from, and whether the limit (or ``cap``,
+    seconds per re-solve) cut a stage (its building or its solve: the stages solved before it
+    stand)."""
     rounded_from = best
     hold = best
     warm = WarmLp(prob)
@@ -443,7 +454,7 @@ def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, te
                 if n % 256 == 0:
                     deadline.check(cancel)
                 warm.add(pulp.LpAffineExpression(list(row.items())) <= caps[e])
-            step = _try_solve(warm, objective, False, deadline, cancel)
+            step = _try_solve(warm, objective, False, deadline, cancel, cap)
             if step is not None:
                 hold = rounded_from = float(step.objective)
                 values = read()
@@ -457,7 +468,7 @@ def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, te
             hop_terms.append(g.hops[s] * mult[(task, gi, s)] * v)
         stages.append(pulp.lpSum(hop_terms))
         for si, stage in enumerate(stages):
-            step = _try_solve(warm, stage, True, deadline, cancel)
+            step = _try_solve(warm, stage, True, deadline, cancel, cap)
             if step is None:
                 return values, rounded_from, True
             values = read()
@@ -468,13 +479,15 @@ def _tie_break(prob: pulp.LpProblem, objective: Any, best: float, links: str, te
     return values, rounded_from, False
 
 
-def _try_solve(warm: WarmLp, objective: Any, minimize: bool, deadline: Deadline, cancel: CancelToken | None):
-    """A follow-up solve of ``objective`` in the time left, from the last basis; None when it yields
-    nothing usable (the previous values stay)."""
+def _try_solve(warm: WarmLp, objective: Any, minimize: bool, deadline: Deadline, cancel: CancelToken | None,
+               cap: float | None = None):
+    """A follow-up solve of ``objective`` in the time left (at most ``cap`` seconds), from the last
+    basis; None when it yields nothing usable (the previous values stay)."""
     if deadline.expired():
         return None
+    given = deadline.solver_seconds() if cap is None else min(deadline.solver_seconds(), cap)
     try:
-        step = warm.solve(objective, minimize=minimize, time_limit=deadline.solver_seconds(), cancel=cancel)
+        step = warm.solve(objective, minimize=minimize, time_limit=given, cancel=cancel)
     except PlanError:
         return None
     if step.objective is None or step.status != "optimal":

@@ -100,3 +100,16 @@ def test_grid_exact_shows_only_its_own_bound_and_plans():
     bounds = [e.bound for e in seen if e.bound is not None]
     assert bounds and min(bounds) >= objective - 1e-9  # before: -4302, a re-solve's hop count
     assert plan.bound is not None and plan.bound >= objective
+
+
+def test_grid_exact_leaves_its_rounding_time_when_the_tie_break_milp_is_hard():
+    """On fat-tree k=8 the MILP re-solve holding the optimum runs past any limit (0.3 s for the
+    first MILP): it used to take all of it, and the plan was the fallback's. Capped, the rounding
+    of the first optimum runs and the plan is GRID's own, long before the limit."""
+    sc = _fat_tree(8)
+    plan = run_planner(get("grid-exact"), sc, {"time_limit": 60.0, "limit_kind": "cpu"})
+    params = plan.planner.params
+    assert params["plan_source"] != "ATP-style plan on default paths"
+    assert plan.planner.status != "timeout"
+    assert params["tie_break"] == "run" or params["tie_break"].startswith("cut short: a MILP re-solve")
+    assert evaluate(sc, plan).objective > params["fallback_objective"]
