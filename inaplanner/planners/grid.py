@@ -38,7 +38,9 @@ as good for Eq. (1) as sending it to S2, but doubles the load on link L1). ``lin
   testbed); the plan's bound is still Eq. (1)'s optimum;
 * ``ignore``: round whatever optimum the solver returns.
 
-The ``exact`` variant (``grid-exact``) solves the MILP instead and uses its assignment. Like the
+The ``exact`` variant (``grid-exact``) solves the MILP instead and uses its assignment; its
+tie-break re-solves are MILPs too, each capped at ``TIE_MIP_FACTOR`` times the first (holding the
+optimum can make one far harder: fat-tree k=8, 0.3 s and then past any limit). Like the
 paper, GRID is pipeline-agnostic: flows merged at a multi-pipeline switch may form several
 aggregates, which the evaluator counts.
 
