@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     d.add_argument("--max-links", type=int, default=20, metavar="N",
                    help="link load changes to list (default 20)")
+    d.add_argument("--max-routes", type=int, default=30, metavar="N",
+                   help="moved routes and changed merges to list, each (default 30; "
+                        "the count per task is always shown)")
     d.set_defaults(func=run_diff)
 
 
@@ -141,5 +144,5 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(diff.to_dict(), indent=1, sort_keys=True))
     else:
-        sys.stdout.write(diff.to_text(max_links=max(0, args.max_links)))
+        sys.stdout.write(diff.to_text(max_links=max(0, args.max_links), max_routes=max(0, args.max_routes)))
     return 0

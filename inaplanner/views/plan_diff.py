@@ -8,6 +8,7 @@ the change of load on every directed link. Loads come from :func:`inaplanner.eva
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,8 +118,10 @@ class PlanDiff:
                             for d in self.link_deltas],
         }
 
-    def to_text(self, max_links: int = 20) -> str:
-        """A readable review text (``inaplanner diff``)."""
+    def to_text(self, max_links: int = 20, max_routes: int | None = None) -> str:
+        """A readable review text (``inaplanner diff``): at most ``max_links`` link load changes
+        (the largest) and ``max_routes`` moved routes and changed merges each (all when None),
+        with the count per task when a list is cut (fat-tree k=32: 1,870 routes move)."""
         lines = [f"plan diff: {self.label_a} -> {self.label_b}"]
         if self.is_empty():
             lines.append("no difference: same routes, merges, rates and link loads")
@@ -134,11 +137,10 @@ class PlanDiff:
             lines += [f"  {r.task}: {num(r.rate_a)} -> {num(r.rate_b)} Gbps ({signed(r.delta)})"
                       for r in self.rate_changes]
         if self.routes_moved:
-            lines.append(f"routes moved ({len(self.routes_moved)}):")
-            lines += [f"  {c.kind}: {c.describe()}" for c in self.routes_moved]
+            lines += _cut_list("routes moved", self.routes_moved, max_routes,
+                               lambda c: f"{c.kind}: {c.describe()}")
         if self.merges_changed:
-            lines.append(f"merges changed ({len(self.merges_changed)}):")
-            lines += [f"  {c.describe()}" for c in self.merges_changed]
+            lines += _cut_list("merges changed", self.merges_changed, max_routes, lambda c: c.describe())
         if self.link_deltas:
             shown = self.link_deltas[:max_links]
             lines.append(f"link load changes ({len(self.link_deltas)}"
@@ -148,6 +150,26 @@ class PlanDiff:
                       f"of {num(d.capacity)}" for d in shown]
         lines.append("([X] marks a merge at switch X)")
         return "\n".join(lines) + "\n"
+
+
+def _cut_list(title: str, changes: list[RouteChange], limit: int | None,
+              line: Callable[[RouteChange], str]) -> list[str]:
+    """The heading and lines of one list of route changes, the first ``limit`` of them (all when
+    None); a cut list says how many each task has and how many were left out."""
+    if limit is None or len(changes) <= limit:
+        return [f"{title} ({len(changes)}):"] + [f"  {line(c)}" for c in changes]
+    per_task: dict[str, int] = {}
+    for c in changes:
+        per_task[c.task] = per_task.get(c.task, 0) + 1
+    counts = ", ".join(f"{t} {n}" for t, n in sorted(per_task.items(), key=lambda tn: (-tn[1], tn[0]))[:8])
+    more = ", ..." if len(per_task) > 8 else ""
+    first = f"; the first {limit}" if limit else ""
+    out = [f"{title} ({len(changes)} in {len(per_task)} task{'s' if len(per_task) != 1 else ''}: "
+           f"{counts}{more}{first}):"]
+    out += [f"  {line(c)}" for c in changes[:limit]]
+    left = f"... {len(changes) - limit} more" if limit else f"{len(changes)} not listed"
+    out.append(f"  {left} (--max-routes N, or --json for all)")
+    return out
 
 
 def _routes(plan: Plan) -> dict[str, dict[str, Route]]:

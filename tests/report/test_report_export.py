@@ -86,6 +86,15 @@ def test_report_and_diff_commands(grid, gplan, splan, tmp_path, capsys):
     assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["empty"] is False and len(doc["merges_changed"]) == 7
+    # a long list is cut, with its count per task; --json keeps every change
+    assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--max-routes", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("merges changed ("))
+    assert lines[head] == "merges changed (7 in 1 task: job0/PS 7; the first 2):"
+    assert lines[head + 3] == "  ... 5 more (--max-routes N, or --json for all)"
+    assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    assert "merges changed (7):" in out and "more (--max-routes" not in out  # 30 by default
 
 
 def test_report_errors_are_one_line(grid, gplan, tmp_path, capsys):
