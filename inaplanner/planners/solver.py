@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pulp
@@ -119,8 +119,12 @@ def highs_status(model_status: object, has_solution: bool, stopped: bool = False
     return "feasible" if has_solution else "error"
 
 
+#: what a MIP's callback reports to the progress (see :func:`mip_reporter`)
+Reports = Literal["both", "bound", "none"]
+
+
 def mip_reporter(progress: Progress | None, sign: float = 1.0,
-                 reports: str = "both") -> Callable[[float, float], None]:
+                 reports: Reports = "both") -> Callable[[float, float], None]:
     """A function for a HiGHS MIP callback: given HiGHS' primal and dual bound (times ``sign``:
     -1 when the model was negated to minimise), reports ``phase="solve"`` with the incumbent and
     the bound to ``progress`` when either improved (nothing when ``progress`` is None).
@@ -154,7 +158,7 @@ def solve(
     on_log: Callable[[str], None] | None = None,
     options: dict[str, object] | None = None,
     progress: Progress | None = None,
-    reports: str = "both",
+    reports: Reports = "both",
 ) -> SolveResult:
     """Solve ``prob`` in place (variable values set) and report status, objective and bound.
     ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them. HiGHS' log never
@@ -173,7 +177,7 @@ def solve(
         return _solve_cbc(prob, time_limit, gap, msg, start)
     # the callback stays on the HiGHS model that WarmLp re-solves with other objectives: it goes
     # on honouring cancel there, but reports only while this solve runs
-    interrupted = {"flag": False, "reporting": True}
+    run = {"interrupted": False, "reporting": True}
 
     def callback(cb_type, message, data_out, data_in, user_data):  # noqa: ANN001 - highspy API
         if cb_type == highspy.cb.HighsCallbackType.kCallbackLogging:
@@ -181,11 +185,11 @@ def solve(
                 on_log(message.rstrip())
             return
         if (cb_type == highspy.cb.HighsCallbackType.kCallbackMipInterrupt and data_out is not None
-                and interrupted["reporting"]):
+                and run["reporting"]):
             report(data_out.mip_primal_bound, data_out.mip_dual_bound)
         if cancel is not None and cancel.cancelled and data_in is not None:
             data_in.user_interrupt = True
-            interrupted["flag"] = True
+            run["interrupted"] = True
 
     kinds = [
         highspy.cb.HighsCallbackType.kCallbackMipInterrupt,
@@ -206,9 +210,9 @@ def solve(
     )
     silence_banner()
     prob.solve(solver)
-    interrupted["reporting"] = False
+    run["reporting"] = False
     seconds = time.perf_counter() - start
-    if interrupted["flag"] or (cancel is not None and cancel.cancelled):
+    if run["interrupted"] or (cancel is not None and cancel.cancelled):
         raise Cancelled("cancelled")
     model = prob.solverModel
     status = model.getModelStatus()
