@@ -25,6 +25,11 @@ class OutOfTime(Exception):  # noqa: N818 - a signal between phases, not an erro
     """A phase ran out of the run's time limit: the planner stops it and returns its best plan."""
 
 
+class ModelTooLarge(OutOfTime):  # noqa: N818 - same signal as OutOfTime: return the best plan so far
+    """A model would not fit in memory (R-InArt's LP, GRID's per-worker MILP): the planner
+    returns its fallback plan, as for a time-out, but the status says the limit did not stop it."""
+
+
 class Deadline:
     """``seconds`` from now on the chosen clock; ``None`` means no limit."""
 

@@ -78,7 +78,7 @@ from inaplanner.errors import InaplannerError, PlanError
 from inaplanner.evaluate import MU
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, Task
 from inaplanner.planners.base import Param, Progress
-from inaplanner.planners.deadline import Deadline, OutOfTime
+from inaplanner.planners.deadline import Deadline, ModelTooLarge, OutOfTime
 from inaplanner.planners.ina_common import (
     access_capacity,
     atp_style,
@@ -111,6 +111,10 @@ REPAIR_MOVERS = 48
 #: ``grid-exact``: each MILP re-solve of the link tie-break gets at most this many times what the
 #: first MILP took (at least 1 s, at most half the time left)
 TIE_MIP_FACTOR = 5.0
+#: ``grid-exact``'s MILP (a binary x per worker and candidate) is refused past this many
+#: columns: PuLP's model takes about 5.6 kB a column (fat-tree k=32, 200 / 500 / 1,000 workers per
+#: job: 592 MB, 1.3 GB, 2.5 GB at peak), and at that size HiGHS solves none of them in 60 s
+GRIA_MAX_COLUMNS = 150_000
 
 
 def aggregator_rule(sc: Scenario, choice: str) -> str:
@@ -299,6 +303,11 @@ def solve_gria(
     both re-solves were measured to return the same plans (see docs/scale.md)."""
     deadline = deadline or Deadline(time_limit)
     started = deadline.elapsed()
+    if integer:
+        columns = 2 * sum(len(g.nodes) for groups in cands.groups.values() for g in groups)
+        if columns > GRIA_MAX_COLUMNS:
+            raise ModelTooLarge(f"the GRIA MILP would have {columns:,} columns, over {GRIA_MAX_COLUMNS:,} "
+                                "(memory: about 1 GB); the ATP-style plan is returned")
     prob = pulp.LpProblem("gria", pulp.LpMaximize)
     cat = pulp.LpBinary if integer else pulp.LpContinuous
     x: dict[tuple[Task, int, str], Any] = {}
@@ -1277,6 +1286,7 @@ class GridPlanner:
         extra: dict[str, Any] = {"fallback_objective": fb_obj}
         sol: GriaSolution | None = None
         cut = ""
+        too_large = False
         try:
             report(progress, 0.06, "candidate aggregators", phase="candidates")
             cands = gria_candidates(sc, paths, singletons=self.exact, deadline=deadline, cancel=cancel,
@@ -1364,10 +1374,14 @@ class GridPlanner:
                 extra["repair_limit"] = f"{budget} moves" if budget is not None else "time limit"
         except OutOfTime as exc:
             cut = str(exc)
+            too_large = isinstance(exc, ModelTooLarge)
         plan, objective = best
         bound = sol.bound if sol is not None else None
         plan.bound = bound
-        status = "timeout" if cut else status_for(objective, bound, sol.status if sol else "timeout")
+        if too_large:
+            status = "heuristic"  # the fallback, at once: no limit stopped anything
+        else:
+            status = "timeout" if cut else status_for(objective, bound, sol.status if sol else "timeout")
         info = PlannerInfo(self.name, solver=sol.solver if sol else "", status=status)
         info.params = {
             "aggregator_rule": RULES[rule],

@@ -55,7 +55,7 @@ from inaplanner.errors import PlanError
 from inaplanner.evaluate import MU
 from inaplanner.model import Job, Plan, PlannerInfo, Route, Scenario, Switch, Task
 from inaplanner.planners.base import Param, Progress
-from inaplanner.planners.deadline import Deadline, OutOfTime
+from inaplanner.planners.deadline import Deadline, ModelTooLarge, OutOfTime
 from inaplanner.planners.ina_common import (
     access_capacity,
     default_paths_plan,
@@ -70,10 +70,6 @@ from inaplanner.planners.ina_common import (
 from inaplanner.planners.paths import DOWN, UP, Paths
 from inaplanner.planners.rounding import draw
 from inaplanner.planners.solver import CancelToken, new_variable, solve
-
-
-class ModelTooLarge(OutOfTime):  # noqa: N818 - same signal as OutOfTime: return the best plan so far
-    """The R-InArt LP would not fit in memory: the planner returns its fallback plan."""
 
 
 class _Vars:

@@ -113,3 +113,20 @@ def test_grid_exact_leaves_its_rounding_time_when_the_tie_break_milp_is_hard():
     assert plan.planner.status != "timeout"
     assert params["tie_break"] == "run" or params["tie_break"].startswith("cut short: a MILP re-solve")
     assert evaluate(sc, plan).objective > params["fallback_objective"]
+
+
+def test_grid_exact_refuses_a_milp_too_large_for_memory(monkeypatch):
+    """Past ``GRIA_MAX_COLUMNS`` the per-worker MILP is not built (fat-tree k=32 with 1,000
+    workers per job: 468,860 columns, 2.5 GB, and no solution in 60 s): the fallback at once,
+    ``heuristic``, with the reason."""
+    from inaplanner.planners import grid as G
+
+    sc = _fat_tree(8)
+    monkeypatch.setattr(G, "GRIA_MAX_COLUMNS", 1000)
+    plan = run_planner(get("grid-exact"), sc, {"time_limit": 60.0})
+    params = plan.planner.params
+    assert plan.planner.status == "heuristic"
+    assert params["plan_source"] == "ATP-style plan on default paths"
+    assert "would have" in params["stopped"] and "over 1,000" in params["stopped"]
+    assert plan.planner.seconds < 30.0  # generous: no model was built or solved
+    assert evaluate(sc, plan).objective == pytest.approx(params["fallback_objective"])
