@@ -164,12 +164,31 @@ class PathSets:
         self.pf = paths if paths is not None else Paths(sc)
         self.k = k
         self.cache: dict[tuple[str, str], list[list[str]]] = {}
+        self._starts: dict[tuple[str, str], tuple[int, tuple[int, ...], int | None]] = {}
 
     def get(self, src: str, dst: str) -> list[list[str]]:
+        """The k shortest valid paths src -> dst. On a Clos network a host with one link climbs to
+        its switch first, whatever follows, so its paths are that switch's (leaving it going up)
+        with the host in front, in the same order: one search per switch and destination, not
+        per worker (fat-tree k=32, 1,000 workers per job: 124,000 searches, 40 % of the LP's
+        build)."""
         key = (src, dst)
-        if key not in self.cache:
-            self.cache[key] = self.pf.k_shortest(src, dst, self.k)
-        return self.cache[key]
+        got = self.cache.get(key)
+        if got is None:
+            via = self._only_switch(src) if self.pf.updown and src != dst else None
+            if via is not None and via != dst:
+                got = [[src, *p] for p in self.get(via, dst)]
+            else:
+                got = self.pf.k_shortest(src, dst, self.k)
+            self.cache[key] = got
+        return got
+
+    def _only_switch(self, node: str) -> str | None:
+        """The one switch a host is linked to (None for a switch or a host with several links)."""
+        if not self.pf.is_host[node]:
+            return None
+        near = self.pf.adj[node]
+        return near[0] if len(near) == 1 and not self.pf.is_host[near[0]] else None
 
     def joins(self, p1: list[str], p2: list[str]) -> bool:
         """worker -> v path ``p1`` and v -> PS path ``p2`` form one simple valid path: no node twice
@@ -187,7 +206,10 @@ class PathSets:
     def may_aggregate(self, w: str, v: str, ps: str) -> bool:
         """Whether some valid path w -> v -> ps exists by distances alone (a quick filter before
         the k shortest paths are enumerated)."""
-        _start, arrive, d = self.pf.aggregate_start(v, ps)
+        got = self._starts.get((v, ps))
+        if got is None:
+            got = self._starts[(v, ps)] = self.pf.aggregate_start(v, ps)
+        _start, arrive, d = got
         return d is not None and self.pf.distance(w, v, ends=arrive) is not None
 
 

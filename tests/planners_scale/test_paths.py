@@ -139,3 +139,22 @@ def test_shortest_dag_matches_enumeration():
     paths = Paths(sc)
     for src in ("H1", "H5"):
         assert sorted(dag.paths_from(src)) == sorted(paths.shortest(src, "H16", limit=1000))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_inart_path_sets_equal_the_search_from_each_host(seed):
+    """InArt's P reuses a host's switch's paths (one search per switch and destination): the
+    same paths in the same order as a search from the host, against brute force."""
+    from inaplanner.planners.inart import PathSets
+
+    sc = _random_clos(seed)
+    rng = random.Random(seed)
+    ids = [n.id for n in sc.nodes]
+    hosts = [n.id for n in sc.nodes if not sc.is_switch(n.id)]
+    for k in (1, 3, 8):
+        sets = PathSets(sc, k)
+        for _ in range(24):
+            src, dst = rng.choice(hosts), rng.choice(ids)
+            if src == dst:
+                continue
+            assert sets.get(src, dst) == _all_paths(sc, src, dst, True)[:k], (src, dst, k)
