@@ -181,10 +181,6 @@ class Candidates:
         return self._spread[key]
 
 
-def _attach(paths: Paths, n: str) -> tuple[str, ...]:
-    return tuple(sorted(v for v in paths.adj[n] if not paths.is_host[v]))
-
-
 def _checked_hops(paths: Paths, n: str, s: str, ps: str, arrive: tuple[int, ...],
                   max_options: int) -> int | None:
     """Hops of a simple path n -> s -> ps (s's aggregate on one of its first ``max_options``
@@ -225,7 +221,7 @@ def gria_candidates(sc: Scenario, paths: Paths, *, singletons: bool = False, max
         b_ps = access_capacity(sc, ps, inbound=True)
         for n in job.workers:
             t_cap = access_capacity(sc, n, inbound=False) if t_rule == "worker-link" else b_ps
-            key = ((n,), t_cap) if singletons else (_attach(paths, n), t_cap)
+            key = ((n,), t_cap) if singletons else (paths.attach(n), t_cap)
             keyed.setdefault(key, []).append(n)
         groups: list[Group] = []
         for gi, (key, members) in enumerate(keyed.items()):

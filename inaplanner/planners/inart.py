@@ -164,7 +164,6 @@ class PathSets:
         self.pf = paths if paths is not None else Paths(sc)
         self.k = k
         self.cache: dict[tuple[str, str], list[list[str]]] = {}
-        self._starts: dict[tuple[str, str], tuple[int, tuple[int, ...], int | None]] = {}
 
     def get(self, src: str, dst: str) -> list[list[str]]:
         """The k shortest valid paths src -> dst. On a Clos network a host with one link climbs to
@@ -175,20 +174,15 @@ class PathSets:
         key = (src, dst)
         got = self.cache.get(key)
         if got is None:
-            via = self._only_switch(src) if self.pf.updown and src != dst else None
-            if via is not None and via != dst:
-                got = [[src, *p] for p in self.get(via, dst)]
+            pf = self.pf
+            one_link = pf.updown and src != dst and pf.is_host[src] and len(pf.adj[src]) == 1
+            via = pf.attach(src) if one_link else ()
+            if len(via) == 1 and via[0] != dst:
+                got = [[src, *p] for p in self.get(via[0], dst)]
             else:
-                got = self.pf.k_shortest(src, dst, self.k)
+                got = pf.k_shortest(src, dst, self.k)
             self.cache[key] = got
         return got
-
-    def _only_switch(self, node: str) -> str | None:
-        """The one switch a host is linked to (None for a switch or a host with several links)."""
-        if not self.pf.is_host[node]:
-            return None
-        near = self.pf.adj[node]
-        return near[0] if len(near) == 1 and not self.pf.is_host[near[0]] else None
 
     def joins(self, p1: list[str], p2: list[str]) -> bool:
         """worker -> v path ``p1`` and v -> PS path ``p2`` form one simple valid path: no node twice
@@ -206,10 +200,7 @@ class PathSets:
     def may_aggregate(self, w: str, v: str, ps: str) -> bool:
         """Whether some valid path w -> v -> ps exists by distances alone (a quick filter before
         the k shortest paths are enumerated)."""
-        got = self._starts.get((v, ps))
-        if got is None:
-            got = self._starts[(v, ps)] = self.pf.aggregate_start(v, ps)
-        _start, arrive, d = got
+        _start, arrive, d = self.pf.aggregate_start(v, ps)
         return d is not None and self.pf.distance(w, v, ends=arrive) is not None
 
 

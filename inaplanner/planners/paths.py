@@ -95,6 +95,7 @@ class Paths:
         self._graph = None
         self._switches: list[str] = []
         self._tight: dict[tuple[State, str, tuple[int, ...]], list[State]] = {}
+        self._starts: dict[tuple[str, str], tuple[int, tuple[int, ...], int | None]] = {}
         self.up: dict[str, dict[str, int]] = {}
         if self.updown:
             self._build_up(check)
@@ -115,6 +116,10 @@ class Paths:
                     if d + 1 < m.get(p, 1 << 30):
                         m[p] = d + 1
             self.up[v] = m
+
+    def attach(self, n: str) -> tuple[str, ...]:
+        """The switches node ``n`` is linked to, sorted (a host's access switches)."""
+        return tuple(sorted(v for v in self.adj[n] if not self.is_host[v]))
 
     def up_of(self, x: str) -> dict[str, int]:
         """Switches a strictly rising path from ``x`` reaches, with hop counts (x: switch or host)."""
@@ -367,13 +372,18 @@ class Paths:
 
     def aggregate_start(self, s: str, ps: str) -> tuple[int, tuple[int, ...], int | None]:
         """(start phase of the aggregate's path at ``s``, phases flows may arrive in, its hops)
-        without enumerating paths (see :meth:`aggregate_paths`)."""
-        if not self.updown:
-            return UP, (UP, DOWN), self.distance(s, ps)
-        d = self.distance(s, ps, start=DOWN)
-        if d is not None:
-            return DOWN, (UP, DOWN), d
-        return UP, (UP,), self.distance(s, ps, start=UP)
+        without enumerating paths (see :meth:`aggregate_paths`); memoised, as R-InArt asks it
+        once per worker."""
+        got = self._starts.get((s, ps))
+        if got is None:
+            if not self.updown:
+                got = UP, (UP, DOWN), self.distance(s, ps)
+            elif (d := self.distance(s, ps, start=DOWN)) is not None:
+                got = DOWN, (UP, DOWN), d
+            else:
+                got = UP, (UP,), self.distance(s, ps, start=UP)
+            self._starts[(s, ps)] = got
+        return got
 
     def worker_paths(self, n: str, s: str, agg_path: list[str], arrive: tuple[int, ...],
                      limit: int = PATH_LIMIT) -> list[list[str]]:
