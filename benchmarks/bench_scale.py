@@ -2,7 +2,7 @@
 
 Instances (``--sizes``):
 
-* ``ft8``, ``ft16``, ``ft24``, ``ft32``: fat-tree k = 8 .. 32 (100 Gbps links), 20 % of all switches
+* ``ft8``, ``ft16``, ``ft24``, ``ft32`` (and any ``ftK``: ``ft64``): fat-tree k = 8 .. 32 (100 Gbps links), 20 % of all switches
   programmable (drawn with the seed) with 4 pipelines, 2 jobs x 2 tasks (PSs), ``--workers`` workers
   per job (50, 200, 500, 1000), placed as ARO section V-A does (``place_jobs``: the PS of task i under
   leaf i, that leaf programmable, workers drawn at random). This is exactly
@@ -59,7 +59,7 @@ def build(size: str, workers: int, seed: int, fan_in: int | None):
 
         sc = bench_aro.build(size, seed)
     else:
-        raise SystemExit(f"unknown size {size!r}: ft8, ft16, ft24, ft32, L3, L4, L5")
+        raise SystemExit(f"unknown size {size!r}: ft8, ft16, ft24, ft32 (any ftK), L3, L4, L5")
     set_max_fan_in(sc, fan_in)
     return sc
 

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from inaplanner.evaluate import max_min_rates
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 from inaplanner.planners.base import Param, Progress
-from inaplanner.planners.ina_common import cap_fan_in
+from inaplanner.planners.ina_common import cap_fan_in, report
 from inaplanner.planners.routing import (
     Dag,
     adjacency,
@@ -48,16 +49,20 @@ def _programmable(sc: Scenario) -> set[str]:
     return {s.id for s in sc.switches() if s.programmable}
 
 
-def _task_dags(sc: Scenario) -> list[tuple[Any, list[str], Dag]]:
+def _task_dags(sc: Scenario, progress: object = None) -> Iterator[tuple[Any, list[str], Dag]]:
+    """Each task's shortest-path DAG, one at a time: progress reports each task as a step while the
+    caller routes it (the baselines take seconds a task at fat-tree k=64)."""
     adj = adjacency(sc)
-    out = []
-    for t in sc.tasks():
+    tasks = sc.tasks()
+    for i, t in enumerate(tasks):
+        report(progress, 0.05 + 0.85 * i / len(tasks), f"task {i + 1} of {len(tasks)}: {t.job}/{t.ps}",
+               phase="routes")
         workers = [w for w in sc.job(t.job).workers if w != t.ps]
-        out.append((t, workers, shortest_dag(sc, workers, t.ps, adj=adj)))
-    return out
+        yield t, workers, shortest_dag(sc, workers, t.ps, adj=adj)
 
 
-def _finish(sc: Scenario, name: str, tasks: list[TaskPlan]) -> Plan:
+def _finish(sc: Scenario, name: str, tasks: list[TaskPlan], progress: object = None) -> Plan:
+    report(progress, 0.9, "fan-in limits and max-min rates", phase="rates")
     for tp in tasks:  # CONTRACTS.md rule 5: the flows beyond max_fan_in go on unmerged
         tp.routes = cap_fan_in(sc, tp.routes)[0]
     plan = Plan("", PlannerInfo(name, status="heuristic"), tasks)
@@ -75,10 +80,10 @@ class EcmpPlanner:
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         rng = random.Random(int(params.get("seed", 0)))
         tasks = []
-        for t, workers, dag in _task_dags(scenario):
+        for t, workers, dag in _task_dags(scenario, progress):
             cancel.check()
             tasks.append(TaskPlan(t.job, t.ps, 0.0, [Route(w, ecmp_path(dag, w, rng), []) for w in workers]))
-        return _finish(scenario, self.name, tasks)
+        return _finish(scenario, self.name, tasks, progress)
 
 
 class RandomPlanner:
@@ -92,7 +97,7 @@ class RandomPlanner:
         prog = _programmable(sc)
         ecmp = random_chooser(rng)
         tasks = []
-        for t, workers, dag in _task_dags(sc):
+        for t, workers, dag in _task_dags(sc, progress):
             cancel.check()
             picked: dict[frozenset[str], str] = {}  # this task's programmable choice per option set
 
@@ -106,7 +111,7 @@ class RandomPlanner:
 
             routes = tree_routes(sc, dag, workers, choose, lambda flow, prev, node: node in prog)
             tasks.append(TaskPlan(t.job, t.ps, 0.0, routes))
-        return _finish(sc, self.name, tasks)
+        return _finish(sc, self.name, tasks, progress)
 
 
 class AggTreePlanner:
@@ -119,14 +124,14 @@ class AggTreePlanner:
         rng = random.Random(int(params.get("seed", 0)))
         est = _AggTreeEstimate(sc)
         tasks = []
-        for t, workers, dag in _task_dags(sc):
+        for t, workers, dag in _task_dags(sc, progress):
             tails: dict[str, tuple[list[str], list[str]]] = {}  # switch -> its aggregate's onward path
             routes = []
             for w in workers:
                 cancel.check()
                 routes.append(est.route(dag, w, tails, rng))
             tasks.append(TaskPlan(t.job, t.ps, 0.0, routes))
-        return _finish(sc, self.name, tasks)
+        return _finish(sc, self.name, tasks, progress)
 
 
 class _AggTreeEstimate:
@@ -161,17 +166,29 @@ class _AggTreeEstimate:
 
     def route(self, dag: Dag, worker: str, tails: dict[str, tuple[list[str], list[str]]], rng: random.Random) -> Route:
         memo: dict[str, float] = {}
+        share, prog, succ, dest = self.share, self.prog, dag.succ, dag.dest
 
         def best(v: str) -> float:
-            if v == dag.dest:
+            """The best share a unit leaving v can expect on its way to the PS (the hot loop:
+            fat-tree k=64 with 1,000 workers per job visits millions of nodes)."""
+            got = memo.get(v)
+            if got is not None:
+                return got
+            if v == dest:
                 return math.inf
-            if v not in memo:
-                if v in self.prog and v in tails:
-                    rest = tails[v][0]
-                    memo[v] = min(self.share(a, b) for a, b in zip(rest, rest[1:], strict=False))
-                else:
-                    memo[v] = max(min(self.share(v, u), best(u)) for u in dag.succ[v])
-            return memo[v]
+            if v in prog and v in tails:
+                rest = tails[v][0]
+                got = min(share(a, b) for a, b in zip(rest, rest[1:], strict=False))
+            else:
+                got = -math.inf
+                for u in succ[v]:  # every hop is visited: the walk reads the memo as it stands
+                    here = share(v, u)
+                    below = best(u)
+                    here = here if here <= below else below
+                    if here > got:
+                        got = here
+            memo[v] = got
+            return got
 
         path, merges, counted = [worker], [], True
         node = worker

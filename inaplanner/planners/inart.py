@@ -71,6 +71,13 @@ from inaplanner.planners.paths import DOWN, UP, Paths
 from inaplanner.planners.rounding import draw
 from inaplanner.planners.solver import CancelToken, new_variable, solve
 
+#: Eq. (5) is refused past this many path variables (PuLP's model: about 1 GB)
+EQ5_MAX_VARS = 250_000
+#: Eq. (5)'s build stops once its first ``PROJECT_AFTER`` workers (or more) project a path
+#: variable count over ``PROJECT_MARGIN`` times the cap; the exact cap stops it in any case
+PROJECT_AFTER = 32
+PROJECT_MARGIN = 2.0
+
 
 class _Vars:
     def __init__(self, prob: pulp.LpProblem) -> None:
@@ -214,9 +221,9 @@ class Eq5:
 
     def __init__(self, sc: Scenario, split: dict[Task, float], paths: PathSets,
                  max_detour: int | None = None, deadline: Deadline | None = None,
-                 cancel: CancelToken | None = None, max_vars: int = 250_000) -> None:
+                 cancel: CancelToken | None = None, max_vars: int | None = None) -> None:
         self.sc = sc
-        self.max_vars = max_vars
+        self.max_vars = EQ5_MAX_VARS if max_vars is None else max_vars
         self.deadline = deadline
         self.cancel = cancel
         self.max_detour = max_detour
@@ -243,6 +250,8 @@ class Eq5:
 
         switches = _aggregators(sc)
         self.f = {j.id: var() for j in sc.jobs}
+        total = sum(len(sc.job(t.job).workers) for t in sc.tasks())
+        done = 0
         for task in sc.tasks():
             job = sc.job(task.job)
             share = self.split[task]
@@ -254,8 +263,16 @@ class Eq5:
                 if self.deadline is not None and wi % 4 == 0:
                     self.deadline.check(self.cancel)
                 if var.count > self.max_vars:
-                    raise ModelTooLarge(f"the R-InArt LP (Eq. 5) would exceed {self.max_vars} path "
+                    raise ModelTooLarge(f"the R-InArt LP (Eq. 5) would exceed {self.max_vars:,} path "
                                         "variables (memory); the ATP-style plan is returned")
+                # workers' path counts are alike (fat-tree k=64 with 1,000 workers per job: 250,000
+                # reached after a sixth of the workers, in 33 s): a count set to end far past the
+                # cap is stopped early
+                if done >= PROJECT_AFTER and var.count * total > PROJECT_MARGIN * self.max_vars * done:
+                    raise ModelTooLarge(f"the R-InArt LP (Eq. 5) would have about {var.count * total // done:,} "
+                                        f"path variables (from its first {done:,} workers), over "
+                                        f"{self.max_vars:,} (memory); the ATP-style plan is returned")
+                done += 1
                 parts = []
                 direct = self.paths.get(w, task.ps)
                 if not direct:

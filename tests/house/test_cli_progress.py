@@ -145,6 +145,27 @@ def test_run_planner_activates_the_planners_progress():
     assert current_progress() is None
 
 
+@pytest.mark.parametrize("name", ["ecmp", "random", "aggtree"])
+def test_the_baselines_report_each_task_they_route(name):
+    """At fat-tree k=64 a baseline routes for seconds a task: it says which task, then the rates."""
+    from inaplanner.planners.base import run_planner
+    from inaplanner.planners.registry import get
+    from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
+
+    sc = fat_tree(4)
+    mark_programmable(sc, 0.5, seed=1)
+    place_jobs(sc, 2, 2, 6, seed=1)
+    p = Progress()
+    seen: list[ProgressEvent] = []
+    p.subscribe(seen.append)
+    run_planner(get(name), sc, {}, p)
+    steps = [(e.phase, e.message) for e in seen if e.phase in ("routes", "rates")]
+    assert steps == [("routes", f"task {i} of 4: {t.job}/{t.ps}") for i, t in enumerate(sc.tasks(), 1)] + [
+        ("rates", "fan-in limits and max-min rates")]
+    fractions = [e.fraction for e in seen if e.phase in ("routes", "rates")]
+    assert fractions == sorted(fractions) and fractions[-1] < 1.0
+
+
 # ------------------------------------------------------------------------------ the terminal view
 
 

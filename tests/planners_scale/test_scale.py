@@ -115,18 +115,41 @@ def test_grid_exact_leaves_its_rounding_time_when_the_tie_break_milp_is_hard():
     assert evaluate(sc, plan).objective > params["fallback_objective"]
 
 
-def test_grid_exact_refuses_a_milp_too_large_for_memory(monkeypatch):
-    """Past ``GRIA_MAX_COLUMNS`` the per-worker MILP is not built (fat-tree k=32 with 1,000
-    workers per job: 468,860 columns, 2.5 GB, and no solution in 60 s): the fallback at once,
-    ``heuristic``, with the reason."""
+@pytest.mark.parametrize(("planner", "model"), [("grid-exact", "MILP"), ("grid", "LP")])
+def test_grid_refuses_a_model_too_large_for_memory(monkeypatch, planner, model):
+    """Past ``GRIA_MAX_COLUMNS`` the GRIA model is not built (fat-tree k=32 with 1,000 workers per
+    job: the per-worker MILP has 468,860 columns, 2.5 GB, and no solution in 60 s; k=64 with 1,000:
+    the LP has 703,000, 3.8 GB, and no solution in 60 s): the fallback at once, ``heuristic``, with
+    the reason."""
     from inaplanner.planners import grid as G
 
     sc = _fat_tree(8)
-    monkeypatch.setattr(G, "GRIA_MAX_COLUMNS", 1000)
-    plan = run_planner(get("grid-exact"), sc, {"time_limit": 60.0})
+    monkeypatch.setattr(G, "GRIA_MAX_COLUMNS", 100)
+    plan = run_planner(get(planner), sc, {"time_limit": 60.0})
     params = plan.planner.params
     assert plan.planner.status == "heuristic"
     assert params["plan_source"] == "ATP-style plan on default paths"
-    assert "would have" in params["stopped"] and "over 1,000" in params["stopped"]
+    assert f"the GRIA {model} would have" in params["stopped"] and "over 100 " in params["stopped"]
     assert plan.planner.seconds < 30.0  # generous: no model was built or solved
     assert evaluate(sc, plan).objective == pytest.approx(params["fallback_objective"])
+
+
+def test_inart_refuses_a_model_set_to_end_far_past_its_cap():
+    """R-InArt's Eq. (5) counts its path variables as it builds. Fat-tree k=64 with 1,000 workers
+    per job passed the 250,000 cap after a sixth of its workers, 33 s in: a build whose first
+    workers project more than twice the cap stops there; one within the margin is refused only
+    when it passes the cap, and one under the cap is built."""
+    from inaplanner.planners.deadline import ModelTooLarge
+    from inaplanner.planners.ina_common import equal_split
+    from inaplanner.planners.inart import PROJECT_AFTER, Eq5, PathSets
+    from inaplanner.planners.paths import Paths
+
+    sc = _fat_tree(8)
+    paths = PathSets(sc, 4, Paths(sc))
+    split = equal_split(sc)
+    total = len(Eq5(sc, split, paths).prob.variables())
+    assert len(Eq5(sc, split, paths, max_vars=total).prob.variables()) == total
+    with pytest.raises(ModelTooLarge, match=f"from its first {PROJECT_AFTER} workers"):
+        Eq5(sc, split, paths, max_vars=total // 3)
+    with pytest.raises(ModelTooLarge, match="would exceed"):
+        Eq5(sc, split, paths, max_vars=int(total * 0.8))

@@ -23,6 +23,10 @@ from inaplanner.planners.aro.formulation import Flows
 from inaplanner.planners.aro.graph import TaskGraph, UNode, inp_scores, resource_capacity
 from inaplanner.planners.solver import CancelToken
 
+#: Keep the search's values from one worker to the next (False: each worker's search starts
+#: afresh, as the values are defined; the tests compare the two)
+KEEP_VALUES = True
+
 
 def greedy_flows(
     sc: Scenario, graphs: list[TaskGraph], rates: list[float], cancel: CancelToken | None = None
@@ -191,57 +195,115 @@ def _route_task(
 
     def joinable(key: tuple[str, int]) -> bool:
         return key in tails and merged[key] < g.fan_in[key[0]]
-
-    def passable(u: str, key: tuple[str, int]) -> bool:
-        """A new flow may enter u: it starts or joins an aggregate, or crosses u unmerged."""
-        return key not in tails or merged[key] < g.fan_in[u] or u in g.bypass
     counts: dict[tuple[UNode, UNode], int] = {}
     inps: dict[UNode, int] = {}
     eps = 1e-9 * max(rate, 1.0)
-
-    def fits(u: str, v: str) -> bool:
-        if (u, v) in blocked or room(("link", u, v)) < rate - eps:
-            return False
-        if v in limited and room(("switch", v)) < rate - eps:
-            return False
-        return True
 
     # workers of one leaf together, the most crowded leaves first
     crowd: dict[tuple[str, ...], int] = {}
     for w in g.workers:
         crowd[dag.succ[w]] = crowd.get(dag.succ[w], 0) + 1
     order = sorted(g.workers, key=lambda w: (-crowd[dag.succ[w]], dag.succ[w], w))
+    # each node's usable next hops, once per call: (u, link, u's switch resource if its capacity is
+    # finite, (u, ingress pipeline) if u aggregates, u's fan-in, u has a bypass); blocked edges left
+    # out. The search below is the hot loop (fat-tree k=64 with 1,000 workers per job: 3.7 million
+    # visits, 16 million before values were kept), so it reads these and ``left`` directly.
+    hops: dict[str, list[tuple[str, tuple, tuple | None, tuple[str, int] | None, int, bool]]] = {}
+
+    def hops_of(v: str) -> list[tuple[str, tuple, tuple | None, tuple[str, int] | None, int, bool]]:
+        out = hops.get(v)
+        if out is None:
+            out = hops[v] = [
+                (u, ("link", v, u), ("switch", u) if u in limited else None,
+                 (u, pipeline(v, u)) if u in agg else None, g.fan_in[u] if u in agg else 0, u in g.bypass)
+                for u in dag.succ[v] if (v, u) not in blocked
+            ]
+        return out
+
+    dest = dag.dest
+    need = rate - eps
+    # best(v) depends only on what its hops read (rooms, aggregates) and on best() of the hops it
+    # continues through; it is kept from one worker to the next and dropped, with every kept value
+    # that used it, where a routed flow changed what it read (a worker reads a few dozen fresh
+    # values instead of all of its DAG)
+    memo: dict[str, tuple[float, float, str | None]] = {}
+    pred = dag.pred()
+    # workers no flow crosses are read once, on their own turn: never dropped (a leaf of lambda = 3
+    # has hundreds of them)
+    crossed = {u for hops_v in dag.succ.values() for u in hops_v}
+    sources = {w for w in g.workers if w not in crossed}
+    ups: dict[str, list[str]] = {}
+
+    def best(v: str) -> tuple[float, float, str | None]:
+        """(cost, -tightest room, next hop) for a new flow leaving v towards the PS; a link
+        costs the share of its remaining bandwidth the flow takes, so scarce links (the PS's,
+        a spine's down-link) are used last and merging into an aggregate is preferred. A hop
+        must fit (link, and a finite switch capacity, with ``rate`` left) and be passable (a
+        full aggregate is crossed only through a bypass); joining an aggregate ends there."""
+        got = memo.get(v)
+        if got is not None:
+            return got
+        if v == dest:
+            return 0.0, 0.0, None
+        c_cost, c_neg, c_hop = math.inf, 0.0, None
+        for u, link, switch, key, fan, bypass in hops_of(v):
+            slack = left.get(link)
+            if slack is None:
+                slack = left[link] = resource_capacity(sc, link)
+            if slack < need:
+                continue
+            if switch is not None:
+                room_u = left.get(switch)
+                if room_u is None:
+                    room_u = left[switch] = resource_capacity(sc, switch)
+                if room_u < need:
+                    continue
+            join = False
+            if key is not None and key in tails:
+                join = merged[key] < fan
+                if not join and not bypass:
+                    continue  # a full aggregate without a bypass: not passable
+            cost = rate / slack if slack > 0 else 0.0
+            if not join:
+                sub = best(u)
+                if sub[2] is None and u != dest:
+                    continue  # no way on from u
+                cost += sub[0]
+                if sub[2] is not None:
+                    slack = min(slack, -sub[1])
+            if cost < c_cost or (cost == c_cost and -slack < c_neg):
+                c_cost, c_neg, c_hop = cost, -slack, u
+        memo[v] = choice = (c_cost, c_neg, c_hop)
+        return choice
+
+    def forget(changed: set[str]) -> None:
+        """Drop the kept values of ``changed`` and of every node whose kept value used one. The
+        search stops, and drops all, once it has looked at as many nodes as are kept (on a
+        leaf-spine most values used the PS's link, and each spine has every leaf above it)."""
+        if not KEEP_VALUES:
+            memo.clear()
+            return
+        stack = [v for v in changed if v in memo]
+        for v in stack:
+            del memo[v]
+        budget = len(memo)
+        while stack:
+            v = stack.pop()
+            above = ups.get(v)
+            if above is None:
+                above = ups[v] = [u for u in pred.get(v, ()) if u not in sources]
+            budget -= len(above)
+            if budget < 0:
+                memo.clear()
+                return
+            for u in above:
+                if u in memo:
+                    del memo[u]
+                    stack.append(u)
+
     for n_done, w in enumerate(order):
         if cancel is not None and n_done % 32 == 0:
             cancel.check()
-        memo: dict[str, tuple[float, float, str | None]] = {}
-
-        def best(v: str, memo: dict = memo) -> tuple[float, float, str | None]:
-            """(cost, -tightest room, next hop) for a new flow leaving v towards the PS; a link
-            costs the share of its remaining bandwidth the flow takes, so scarce links (the PS's,
-            a spine's down-link) are used last and merging into an aggregate is preferred."""
-            if v == dag.dest:
-                return 0.0, 0.0, None
-            if v in memo:
-                return memo[v]
-            choice: tuple[float, float, str | None] = (math.inf, 0.0, None)
-            for u in dag.succ[v]:
-                if not fits(v, u) or (u in agg and not passable(u, (u, pipeline(v, u)))):
-                    continue
-                slack = room(("link", v, u))
-                cost = rate / slack if slack > 0 else 0.0
-                if not (u in agg and joinable((u, pipeline(v, u)))):
-                    sub = best(u)
-                    if sub[2] is None and u != dag.dest:
-                        continue  # no way on from u
-                    cost += sub[0]
-                    slack = min(slack, -sub[1]) if sub[2] is not None else slack
-                cand = (cost, -slack, u)
-                if cand[:2] < choice[:2]:
-                    choice = cand
-            memo[v] = choice
-            return choice
-
         first = best(w)
         if first[2] is None:
             return None
@@ -249,6 +311,7 @@ def _route_task(
         path = [w]
         node = w
         state: UNode = ("w", w)
+        changed: set[str] = set()
         while node != dag.dest:
             nxt = best(node)[2]
             if nxt is None:
@@ -260,6 +323,9 @@ def _route_task(
                 ("inp", nxt, p) if nxt in agg and not full else ("cs", nxt))
             counts[(state, head)] = counts.get((state, head), 0) + 1
             left[("link", node, nxt)] = room(("link", node, nxt)) - rate
+            changed.add(node)  # its hop's room
+            if nxt in agg and not full:  # nxt's aggregate (and room) as every hop into it reads them
+                changed.update(pred[nxt])
             if nxt in limited and not full:
                 left[("switch", nxt)] = room(("switch", nxt)) - rate
             path.append(nxt)
@@ -275,4 +341,7 @@ def _route_task(
             else:
                 state = head
             node = nxt
+        if w in sources:
+            del memo[w]  # read on its own turn only
+        forget(changed)
     return Flows(y=counts, x=inps)
