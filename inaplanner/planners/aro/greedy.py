@@ -308,7 +308,6 @@ def _route_task(
         if first[2] is None:
             return None
         # walk the chosen path, merging into an existing aggregate when one is met
-        path = [w]
         node = w
         state: UNode = ("w", w)
         changed: set[str] = set()
@@ -328,7 +327,6 @@ def _route_task(
                 changed.update(pred[nxt])
             if nxt in limited and not full:
                 left[("switch", nxt)] = room(("switch", nxt)) - rate
-            path.append(nxt)
             if nxt in agg and not full:
                 inps[head] = 1
                 merged[key] = merged.get(key, 0) + 1

@@ -671,6 +671,7 @@ class AroPlanner:
         # climbing to it took 2.3 s)
         points = points[-1:] + points[:-1]
         budget = clock.sub(CORNER_SHARE * clock.left())
+        lp_first = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS  # else no model is built here
         tried = 0
         for n, point in enumerate(points):
             if budget.left() <= 0 or tried >= CORNER_MAX:
@@ -678,8 +679,8 @@ class AroPlanner:
             if not best.objective * (1 + CORNER_MIN_GAIN) + REL < objective.value(point) <= bound * (1 + 1e-9):
                 continue
             cancel.check()
-            if feasibility_columns(graphs) <= LP_FIRST_MAX_COLS and _relaxation_infeasible(
-                    feasibility_model(sc, graphs, point, check=cancel.check)[0], budget, cancel):
+            if lp_first and _relaxation_infeasible(feasibility_model(sc, graphs, point, check=cancel.check)[0],
+                                                   budget, cancel):
                 continue  # settled in a fraction of a second (fat-tree k=8), not counted as tried
             tried += 1
             # the top at most CORNER_TOP_SECONDS; then the first gets half the budget (a plan
