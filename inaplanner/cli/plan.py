@@ -3,9 +3,10 @@
 * ``planners`` lists every registered planner with its parameters.
 * ``plan SCENARIO --planner NAME [--param k=v ...] [--seed N] [--time-limit S] -o PLAN.json`` runs
   one planner, writes the plan and prints objective, status, solve seconds and bound.
-* ``compare SCENARIO [--planners a,b,...] [--json]`` runs several planners on one scenario and
-  scores each plan with the evaluator: objective, per-job throughput, status, seconds and the gap to
-  the best bound any of them proved for that scenario.
+* ``compare SCENARIO [--planners a,b,...] [--json] [--output-dir DIR]`` runs several planners on
+  one scenario and scores each plan with the evaluator: objective, per-job throughput, status,
+  seconds and the gap to the best bound any of them proved for that scenario; with ``--output-dir``
+  it keeps the plans too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from inaplanner.cli.progress import cli_progress
@@ -53,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit-kind", choices=("wall", "cpu"), default=None,
                    help="what the time limit counts: wall-clock (default) or CPU seconds")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--output-dir", metavar="DIR", default=None,
+                   help="also write each planner's plan to DIR/PLANNER.json as it finishes (for "
+                        "report, diff, deploy; an interrupted compare keeps the plans it finished)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -136,11 +141,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any],
-                 progress: Progress | None = None) -> tuple[list[dict[str, Any]], float | None]:
+                 progress: Progress | None = None,
+                 output_dir: str | None = None) -> tuple[list[dict[str, Any]], float | None]:
     """Run each planner (errors become rows) and score with the evaluator; returns (rows, best
     bound). ``gap`` is (best bound - objective) / best bound. ``progress`` gets each planner's
     reports in its share of the whole (``phase`` is the planner's name); its incumbent and bound
-    are the running planner's own, never the one before's."""
+    are the running planner's own, never the one before's. With ``output_dir`` each plan is saved
+    there as ``NAME.json`` (atomically) as soon as it is made, and its row names the file."""
     from inaplanner.evaluate import evaluate
     from inaplanner.planners.base import run_planner
     from inaplanner.planners.registry import get
@@ -168,6 +175,12 @@ def compare_rows(sc: Scenario, names: list[str], params: dict[str, Any],
             "bound": plan.bound,
             "feasible": ev.feasible,
         })
+        if output_dir is not None:
+            from inaplanner.io.native import save_plan
+
+            path = os.path.join(output_dir, f"{name}.json")
+            save_plan(plan, path)
+            rows[-1]["plan_file"] = path
     bounds = [r["bound"] for r in rows if r["bound"] is not None]
     best = min(bounds) if bounds else None
     for r in rows:
@@ -183,8 +196,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.planners.split(",") if n.strip()] if args.planners else sorted(available())
     for n in names:
         get(n)  # unknown names fail before anything runs
+    if args.output_dir is not None:
+        _writable_dir(args.output_dir)  # before the first planner runs, not after it
     with cli_progress(args, "compare") as progress:
-        rows, best = compare_rows(sc, names, _common(args, {}), progress)
+        rows, best = compare_rows(sc, names, _common(args, {}), progress, args.output_dir)
     if args.json:
         print(json.dumps({"scenario": sc.name, "best_bound": best, "rows": rows}, indent=1))
         return 0
@@ -207,7 +222,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for r in rows:
         if r.get("error"):
             print(f"{r['planner']}: error: {r['error']}")
+    written = [r["plan_file"] for r in rows if r.get("plan_file")]
+    if written:
+        print(f"wrote {len(written)} plan(s) to {args.output_dir}: "
+              + ", ".join(os.path.basename(f) for f in written))
     return 0
+
+
+def _writable_dir(path: str) -> None:
+    """Make ``path`` (a directory) or say in one line why it cannot hold the plans."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise InaplannerError(f"{path}: cannot make the output directory: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK):
+        raise InaplannerError(f"{path}: the output directory is not writable")
 
 
 def _fmt(x: float | None, digits: int = 4) -> str:

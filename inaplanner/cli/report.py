@@ -115,12 +115,15 @@ def run_report(args: argparse.Namespace) -> int:
     if args.plans and is_sweep_file(args.plans[0]):
         return run_sweep_report(args)
     from inaplanner.report.data import build_report, plan_label
-    from inaplanner.report.export import export_report, format_from_path
+    from inaplanner.report.export import export_report, format_from_path, one_file_problem
 
     fmt = args.format or (format_from_path(args.output) if args.output else None)
     if fmt is None:
         raise InaplannerError(f"{args.output or args.output_dir}: give --format (one of "
                               f"{', '.join(FORMATS)}); the output name does not tell")
+    problem = one_file_problem(fmt, args.output, args.output_dir, len(args.plans))
+    if problem:
+        raise InaplannerError(problem)
     sc, plans = _load(args.plans, args.scenario)
     used: set[str] = set()
     labelled = [(plan_label(path, plan, i, used), plan) for i, (path, plan) in enumerate(plans)]

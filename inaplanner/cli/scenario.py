@@ -70,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("scenario")
     e.add_argument("plan")
     e.add_argument("--json", action="store_true", help="print the evaluation as JSON")
-    e.add_argument("--top", type=int, default=5, help="how many of the most loaded links to show")
+    e.add_argument("--top", type=int, default=5, help="how many of the most loaded links to show (default 5); the lists of "
+                   "aggregating switches and of violations show at least 20 lines")
     e.set_defaults(func=cmd_evaluate)
 
 
@@ -162,6 +163,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0 if ev.feasible else 1
 
 
+LIST_LINES = 20  # lines of one list in evaluate's text (at least --top)
+
+
+def _more(n: int, what: str) -> None:
+    if n > 0:
+        print(f"  ... {n} more {what} (--top N shows more, --json lists them all)")
+
+
 def _print_evaluation(ev: Any, summary: dict[str, Any], top: int) -> None:
     state = "feasible" if ev.feasible else ("INVALID" if not ev.valid else "INFEASIBLE")
     print(f"plan by {ev.plan.planner.name} ({ev.plan.planner.status}): {state}")
@@ -175,18 +184,22 @@ def _print_evaluation(ev: Any, summary: dict[str, Any], top: int) -> None:
     for row in ev.most_loaded_links(top):
         print(f"  {row['link']:<24} {num(row['load'], 4):>10} / {num(row['capacity'], 4):<10} "
               f"{pct(row['utilisation']):>8}  {row['flows']} flow(s)")
+    # a datacenter's plan aggregates at hundreds of switches and may break a rule thousands of times:
+    # the lists stop at LIST_LINES (or --top) lines and say how many more --json holds
+    shown = max(top, LIST_LINES)
     used = [r for r in summary["switches"] if r["aggregates"]]
     if used:
-        print("aggregating switches (fan-in used / max_fan_in):")
-        for r in used:
+        fullest = sorted(used, key=lambda r: -r["fan_in_used"] / max(r["max_fan_in"], 1))[:shown]
+        print("aggregating switches (fan-in used / max_fan_in)"
+              + (f", the {len(fullest)} fullest of {len(used)}:" if len(fullest) < len(used) else ":"))
+        for r in fullest:
             print(f"  {r['switch']:<24} {r['fan_in_used']:>5} / {r['max_fan_in']:<5} "
                   f"{r['aggregates']} aggregate(s)")
-    for line in ev.errors:
-        print(f"error: {line}")
-    for v in ev.violations:
-        print(f"violation: {v}")
-    for line in ev.warnings:
-        print(f"warning: {line}")
+        _more(len(used) - len(fullest), "aggregating switch(es)")
+    for kind, lines in (("error", ev.errors), ("violation", ev.violations), ("warning", ev.warnings)):
+        for line in lines[:shown]:
+            print(f"{kind}: {line}")
+        _more(len(lines) - shown, f"{kind}(s)")
     if "max_min_rates" in summary:
         rates = ", ".join(f"{r['job']}/{r['ps']}={num(r['rate'])}" for r in summary["max_min_rates"])
         print(f"largest max-min fair rates on these routes: {rates}")

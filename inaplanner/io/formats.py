@@ -21,6 +21,7 @@ from inaplanner.io.atomic import atomic_write_bytes, atomic_write_text
 from inaplanner.io.graphs import DEFAULT_CAPACITY, scenario_from_graph, scenario_to_graph
 from inaplanner.io.limits import MAX_DEPTH, check_xml, decode_utf8, read_bytes
 from inaplanner.io.native import (
+    PLAN_FORMAT,
     SCENARIO_FORMAT,
     read_json,
     save_scenario,
@@ -84,7 +85,7 @@ def import_scenario(path: str | os.PathLike[str], default_capacity: float = DEFA
     notes: list[str] = []
     if kind == "json":
         doc = read_json(source)
-        if isinstance(doc, dict) and doc.get("format") == SCENARIO_FORMAT:
+        if isinstance(doc, dict) and doc.get("format") in (SCENARIO_FORMAT, PLAN_FORMAT):
             return scenario_from_dict(doc, source, tree_checked=True), notes
         if isinstance(doc, dict) and "nodes" in doc and ("links" in doc or "edges" in doc) and "format" not in doc:
             edges = "links" if "links" in doc else "edges"

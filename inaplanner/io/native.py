@@ -36,6 +36,19 @@ SCENARIO_FORMAT = "inaplanner-scenario"
 PLAN_FORMAT = "inaplanner-plan"
 
 
+def swapped_file(doc: Any, want: str) -> ValidationError | None:
+    """The error for a plan given where a scenario goes, or the other way round (``evaluate``
+    takes SCENARIO PLAN, the plan commands PLAN --scenario S: easy to mix up); None otherwise."""
+    have = doc.get("format") if isinstance(doc, dict) else None
+    if want == PLAN_FORMAT and have == SCENARIO_FORMAT:
+        return ValidationError("this is a scenario, not a plan: give it as the scenario (--scenario S; "
+                               "evaluate takes SCENARIO PLAN)", "format")
+    if want == SCENARIO_FORMAT and have == PLAN_FORMAT:
+        return ValidationError("this is a plan, not a scenario: give the scenario file here (evaluate takes "
+                               "SCENARIO PLAN; the plan commands take PLAN --scenario S)", "format")
+    return None
+
+
 # ---- schema -------------------------------------------------------------------------------------
 
 
@@ -200,6 +213,9 @@ def scenario_from_dict(doc: Any, source: str = "", *, tree_checked: bool = False
 
 def _scenario_from_dict(doc: Any, source: str, tree_checked: bool) -> Scenario:
     try:
+        swapped = swapped_file(doc, SCENARIO_FORMAT)
+        if swapped is not None:
+            raise swapped
         if not tree_checked:
             check_tree(doc)
         check_schema(doc, "scenario")
@@ -350,6 +366,9 @@ def dumps_pretty(doc: Any) -> str:
 
 def plan_from_dict(doc: Any, source: str = "") -> Plan:
     try:
+        swapped = swapped_file(doc, PLAN_FORMAT)
+        if swapped is not None:
+            raise swapped
         check_tree(doc)
         check_schema(doc, "plan")
         _check_plan_text(doc)

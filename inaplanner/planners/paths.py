@@ -96,6 +96,7 @@ class Paths:
         self._switches: list[str] = []
         self._tight: dict[tuple[State, str, tuple[int, ...]], list[State]] = {}
         self._starts: dict[tuple[str, str], tuple[int, tuple[int, ...], int | None]] = {}
+        self._hops: dict[tuple[str, tuple[int, ...]], dict[State, tuple[State, ...]]] = {}
         self.up: dict[str, dict[str, int]] = {}
         if self.updown:
             self._build_up(check)
@@ -267,9 +268,71 @@ class Paths:
                  avoid: Iterable[str] = (), limit: int = PATH_LIMIT) -> list[list[str]]:
         """The shortest valid simple paths src -> dst (at most ``limit``, lexicographic order),
         never through ``avoid``. ``start`` is the phase at ``src``, ``ends`` the phases allowed on
-        arrival (ignored off Clos networks)."""
+        arrival (ignored off Clos networks). Without ``avoid`` they are walked depth first over
+        the memoised shortest next hops (:meth:`_next_hops`), the same paths in the same order as
+        the best-first search, which remains for ``avoid``."""
         av = frozenset(avoid) - {src, dst}
-        return self._best_first(src, dst, start, ends, av, limit, True)
+        if av:
+            return self._best_first(src, dst, start, ends, av, limit, True)
+        return self._walk_shortest(src, dst, start, ends, limit)
+
+    def _next_hops(self, dst: str, ends: tuple[int, ...]) -> Callable[[State], tuple[State, ...]]:
+        """The states one hop nearer ``dst`` on a shortest valid path (by the exact distance of
+        :meth:`_heuristic`), sorted, memoised per destination: a fat-tree k=64 asks 4,000 workers'
+        paths to 4 PSs, and their searches re-scored the same switches' 64 neighbours each time."""
+        key = (dst, ends if self.updown else (UP,))
+        memo = self._hops.get(key)
+        if memo is None:
+            memo = self._hops[key] = {}
+        h = self._heuristic(dst, ends)
+
+        def hops(state: State) -> tuple[State, ...]:
+            got = memo.get(state)
+            if got is None:
+                d = h(state)
+                out = []
+                if d is not None:
+                    for v, nph in self.moves(state, dst):
+                        if v == dst:
+                            if d == 1:  # (then this hop arrives in a phase of ``ends``)
+                                out.append((v, nph))
+                        elif h((v, nph)) == d - 1:
+                            out.append((v, nph))
+                got = memo[state] = tuple(sorted(out))
+            return got
+
+        return hops
+
+    def _walk_shortest(self, src: str, dst: str, start: int, ends: tuple[int, ...],
+                       limit: int) -> list[list[str]]:
+        """The first ``limit`` shortest valid paths in lexicographic order, depth first over
+        :meth:`_next_hops`. A shortest valid path never visits a node twice (from a node met going
+        up, every later move is open, so a loop could be cut short), and the distances are exact,
+        so every branch ends at ``dst``: no dead end, no visited-set check."""
+        if src == dst:
+            return [[src]]
+        s0 = (src, start if self.updown else UP)
+        if self._heuristic(dst, ends)(s0) is None:
+            return []
+        hops = self._next_hops(dst, ends)
+        out: list[list[str]] = []
+        path = [src]
+        stack = [iter(hops(s0))]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                path.pop()
+                continue
+            path.append(step[0])
+            if step[0] == dst:
+                out.append(list(path))
+                path.pop()
+                if len(out) >= limit:
+                    break
+                continue
+            stack.append(iter(hops(step)))
+        return out
 
     def k_shortest(self, src: str, dst: str, k: int, *, start: int = UP,
                    ends: tuple[int, ...] = (UP, DOWN)) -> list[list[str]]:

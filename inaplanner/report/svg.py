@@ -10,7 +10,9 @@ tooltip (``<title>``) with its figures.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 import numpy as np
 
@@ -109,6 +111,17 @@ def _legend_width(item: tuple[str, str, str]) -> float:
     return text_width(item[2], 10) + (10 if item[0] == "text" else 32)
 
 
+def _legend_rows(legend: list[tuple[str, str, str]], width: float) -> int:
+    """How many rows :func:`_draw_legend` wraps ``legend`` into at ``width``."""
+    rows, lx = 1, 10.0
+    for item in legend:
+        w_item = _legend_width(item)
+        if lx > 10.0 and lx + w_item > width - 10:
+            rows, lx = rows + 1, 10.0
+        lx += w_item
+    return rows
+
+
 def _draw_legend(svg: Svg, legend: list[tuple[str, str, str]], width: float, ly: float) -> None:
     """The legend items in rows from ``ly`` down, wrapped to ``width``."""
     lx = 10.0
@@ -148,13 +161,7 @@ def topology_svg(
     r = 14.0 if n_nodes <= 40 else 9.0 if n_nodes <= 150 else 5.0
     margin = 3.5 * r + 10.0
     legend = _legend_items(loads is not None)
-    rows, lx = 1, 10.0
-    for item in legend:
-        w_item = _legend_width(item)
-        if lx > 10.0 and lx + w_item > width - 10:
-            rows, lx = rows + 1, 10.0
-        lx += w_item
-    legend_h = 12.0 + 18.0 * rows
+    legend_h = 12.0 + 18.0 * _legend_rows(legend, width)
     xs = [p[0] for p in pos.values()] or [0.0]
     ys = [p[1] for p in pos.values()] or [0.0]
     span_x = max(xs) - min(xs) or 1.0
@@ -315,6 +322,27 @@ def bar_chart_svg(categories: list[str], series: list[tuple[str, list[float]]], 
 # the topology at pod level (large networks)
 
 
+TICK_STEPS = (1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 256, 500, 1000)
+
+
+def _row_ticks(row: Sequence[Any], slot: float) -> list[int]:
+    """Which boxes of a row get their number written beside them: none when every box has room for
+    its name (``pod 12`` or ``12``), else the first and every ``step``-th, the smallest step at
+    which the numbers do not touch (``1, 8, 16, 24, ...``)."""
+    bw = max(6.0, min(130.0, slot - 8.0))
+    shorts = [g.id.split()[-1] for g in row]
+    if not row or all(text_width(t, 10) <= bw - 2 for t in shorts):
+        return []
+    need = max(text_width(t, 9) for t in shorts) + 4
+    step = next((s for s in TICK_STEPS if s * slot >= need), len(row))
+    picked = [0]
+    for i in range(step - 1, len(row), step):
+        if (i - picked[-1]) * slot >= need:
+            picked.append(i)
+    return picked
+
+
+
 def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width: float = 900.0,
                          caption: str = "", standalone: bool = False) -> str:
     """The network at pod level (:mod:`inaplanner.views.groups`): planes/spines on top, pods or
@@ -337,9 +365,14 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
     rows = [[g for g in grouping.groups if g.tier == t] for t in tiers]
     margin, row_gap, box_h = 14.0, 110.0, 46.0
     legend = _legend_items(loads is not None)
-    legend_h = 30.0 if sum(_legend_width(i) for i in legend) < width - 20 else 48.0
+    if loads is not None:
+        legend.append(("text", "", "bundle labels: busiest link / mean"))
+    legend_h = 12.0 + 18.0 * _legend_rows(legend, width)
     top_pad = 24.0 if caption else 8.0
-    height = top_pad + len(rows) * box_h + (len(rows) - 1) * row_gap + legend_h + 2 * margin
+    # boxes too narrow for their names (64 pods on a page) are numbered along the row instead
+    ticks = [_row_ticks(row, (width - 2 * margin) / max(1, len(row))) for row in rows]
+    tick_h = 12.0 if ticks and ticks[-1] else 0.0
+    height = top_pad + len(rows) * box_h + (len(rows) - 1) * row_gap + tick_h + legend_h + 2 * margin
     svg = Svg(width, height)
     svg.rect(0, 0, width, height, fill="#ffffff")
     centre: dict[str, tuple[float, float, float]] = {}  # group -> (x, y_top, box width)
@@ -382,7 +415,7 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
             for t in (0.75, 0.6, 0.45, 0.3, 0.85):
                 cx, cy = xa + (xb - xa) * t, y1 + (y2 - y1) * t
                 box = (cx - tw / 2, cy - 10, cx + tw / 2, cy)
-                if free(box):
+                if box[0] >= 2 and box[2] <= width - 2 and free(box):
                     placed.append(box)
                     svg.rect(box[0] - 1, box[1], tw + 2, 11, "#ffffff")
                     svg.text(cx, cy - 2, text, size=8.0, fill="#37474f")
@@ -407,6 +440,11 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
             svg.text(x, y + 29, line2, size=9, fill="#37474f")
         if len(g.switches) > 1 and text_width(f"{len(g.switches)} sw", 9) <= bw - 2:
             svg.text(x, y + 41, f"{len(g.switches)} sw", size=9, fill="#607d8b")
+    for ri, row in enumerate(rows):
+        for gi in ticks[ri]:
+            x, y, _bw = centre[row[gi].id]
+            ty = y - 3 if ri == 0 and len(rows) > 1 else y + box_h + 10
+            svg.text(x, ty, row[gi].id.split()[-1], size=9, fill="#37474f", title=row[gi].id)
     _draw_legend(svg, legend, width, height - legend_h + 10)
     what = {"fat-tree": "pods and core planes", "leaf-spine": "racks (a leaf and its hosts) and spines",
             "flat": "every node"}[grouping.kind]

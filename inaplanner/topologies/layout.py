@@ -19,8 +19,11 @@ def tiered_layout(sc: Scenario, aspect: float = ASPECT) -> dict[str, tuple[float
     """Switch rows by tier (leaves at the bottom, cores on top), rows spread to a common width; the
     hosts of each leaf in a block right under it (a grid when they do not fit in one row), so a
     fat-tree k=32 is as wide as its edge-switch row, not its 8,192 hosts. The rows are spread
-    vertically so the drawing is about ``aspect`` times as wide as high (the window's shape; at
-    most ``MAX_ROW_GAP`` apart). Writes ``pos``."""
+    vertically so the drawing is about ``aspect`` times as wide as high (the window's shape): at
+    most ``MAX_ROW_GAP`` apart, so an opened pod stays compact, and what height is still missing
+    goes to the gap under the top row (a fat-tree's core planes over its pods, a leaf-spine's
+    spines over its racks), where the grouped view draws its bundles; a fat-tree k=64, 2,048 edge
+    switches wide, is then no longer a thin band across the window. Writes ``pos``."""
     ranks = {n.id: sc.rank(n.id) for n in sc.nodes}
     rows: dict[int, list[str]] = {}
     for n in sc.nodes:
@@ -52,12 +55,17 @@ def tiered_layout(sc: Scenario, aspect: float = ASPECT) -> dict[str, tuple[float
         if gap > 2 * ROW_GAP and len(levels) > 1:
             gap = (free - 1.5 * ROW_GAP) / (len(levels) - 1)
         row_gap = min(max(ROW_GAP, gap), MAX_ROW_GAP)
+    top_extra = 0.0
+    if len(levels) > 1 and aspect > 0:
+        height = (len(levels) - 1) * row_gap + 0.75 * min(row_gap, 2 * ROW_GAP) + block_h
+        top_extra = max(0.0, width / aspect - height)
     pos: dict[str, tuple[float, float]] = {}
     for li, rank in enumerate(levels):
         members = rows[rank]
         gap = width / max(len(members), 1)
+        y = (len(levels) - li) * row_gap + (top_extra if li < len(levels) - 1 else 0.0)
         for i, node in enumerate(members):
-            pos[node] = (float((i + 0.5) * gap), float((len(levels) - li) * row_gap))
+            pos[node] = (float((i + 0.5) * gap), float(y))
     for s, members in under.items():
         if s not in pos:
             loose.extend(members)

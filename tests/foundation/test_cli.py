@@ -58,3 +58,64 @@ def test_evaluate_exit_codes(tmp_path, capsys):
 def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "inaplanner", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("inaplanner ")
+
+
+def test_evaluate_keeps_its_lists_short_on_a_datacenter_plan(tmp_path, capsys):
+    """A plan aggregating at 30 leaves and breaking 30 link limits: evaluate prints the 20 fullest
+    switches and 20 violations, then says how many more there are; --top 40 shows them all, and
+    --json always lists every one (at k=64 the text was 441 lines of switches)."""
+    from inaplanner.model import Job
+    from inaplanner.topologies import leaf_spine
+
+    sc = leaf_spine(30, 1, 2, host_capacity=1.0, fabric_capacity=100.0)
+    for s in sc.switches():
+        s.programmable = True
+    workers = [f"H{2 * i + 2}" for i in range(30)]
+    sc.jobs.append(Job("job0", workers, ["H1"]))
+    scen = tmp_path / "ls30.json"
+    from inaplanner.io.native import save_scenario
+
+    save_scenario(sc, scen)
+    routes = [Route(w, [w, f"L{i + 1}", "S1", "L1", "H1"], [f"L{i + 1}"] if i else []) for i, w in enumerate(workers)]
+    plan = Plan(scenario_sha256(sc), PlannerInfo("hand"), [TaskPlan("job0", "H1", 2.0, routes)])
+    save_plan(plan, tmp_path / "p.json")
+    capsys.readouterr()
+    assert main(["evaluate", str(scen), str(tmp_path / "p.json")]) == 1
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert "aggregating switches (fan-in used / max_fan_in), the 20 fullest of 29:" in lines
+    assert sum(1 for ln in lines if ln.endswith("aggregate(s)")) == 20
+    assert "  ... 9 more aggregating switch(es) (--top N shows more, --json lists them all)" in lines
+    violations = [ln for ln in lines if ln.startswith("violation: ")]
+    assert len(violations) == 20 and any(ln.startswith("  ... ") and "more violation(s)" in ln for ln in lines)
+    assert main(["evaluate", str(scen), str(tmp_path / "p.json"), "--top", "40"]) == 1
+    text = capsys.readouterr().out
+    assert sum(1 for ln in text.splitlines() if ln.endswith("aggregate(s)")) == 29 and "... " not in text
+    assert main(["evaluate", str(scen), str(tmp_path / "p.json"), "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert sum(1 for r in summary["switches"] if r["aggregates"]) == 29
+
+
+def test_a_scenario_and_a_plan_given_the_wrong_way_round_are_named_as_such(tmp_path, capsys):
+    """evaluate takes SCENARIO PLAN, report/entries/diff PLAN --scenario S: a user mixes them up.
+    The one-line error says which file is which; a png of two plans into one file is refused from
+    the arguments alone, before a (k=64: 13 s) load, here before the missing scenario is read."""
+    scen = tmp_path / "aro.json"
+    assert main(["generate", "testbed", "aro-fig1", "-o", str(scen)]) == 0
+    sc = load_scenario(scen)
+    plan = Plan(scenario_sha256(sc), PlannerInfo("hand"), [TaskPlan("job0", "PS", 1.0, [
+        Route("W0", ["W0", "L1", "S1", "L0", "PS"], [])])])
+    save_plan(plan, tmp_path / "p.json")
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "p.json"), str(scen)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "p.json: format: this is a plan, not a scenario" in err
+    for argv in (["report", str(scen), str(tmp_path / "p.json"), "-o", str(tmp_path / "r.html")],
+                 ["entries", str(scen)], ["diff", str(scen), str(tmp_path / "p.json")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "aro.json: format: this is a scenario, not a plan" in err, argv
+    assert main(["report", str(tmp_path / "p.json"), str(tmp_path / "p.json"), "-s", str(tmp_path / "none.json"),
+                 "-o", str(tmp_path / "two.png")]) == 2
+    err = capsys.readouterr().err
+    assert "two.png: 2 plans make 2 png files" in err and not (tmp_path / "two.png").exists()

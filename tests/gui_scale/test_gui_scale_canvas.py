@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from inaplanner.evaluate import evaluate
 from inaplanner.gui.canvas.items import dimmed_colour
 from inaplanner.views.overlay import overlay_from_evaluation
+from inaplanner.views.semantic import OPEN_PIXELS
 
 
 def _open(window, qtbot, sc):
@@ -171,3 +172,45 @@ def test_run_strip_shows_incumbent_and_gap(make_window, qtbot):
     text = window.run_strip.text()
     assert "finished" in text and "incumbent" in text and "gap" in text
     assert window.canvas.overlay is ctrl.last_overlay is not None  # painted at once here too
+
+
+def test_a_pod_opened_by_hand_stays_open_when_other_groups_cross_the_zoom_threshold(make_window, qtbot, ft8):
+    """Zooming to an opened pod (gui --open "pod 1" at k=64) made the wider core planes open by
+    their width, and every choice the user had made was dropped with it: the pod closed again.
+    Only the groups that cross the threshold follow the zoom now."""
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    z = scene.zoom
+    width = z.boxes[:, 2] - z.boxes[:, 0]
+    pod = z.group_ids.index("pod 1")
+    planes = [i for i, g in enumerate(z.group_ids) if g.startswith("plane ")]
+    assert min(width[planes]) > 1.2 * width[pod]
+    scene.open_group("pod 1")
+    assert "pod 1" in scene.open_groups() and not any(scene.zstate.open[planes])
+    scale = 1.1 * OPEN_PIXELS / min(width[planes])  # the planes open by width, pod 1 would not
+    assert width[pod] * scale < OPEN_PIXELS
+    scene.set_view_scale(scale)
+    assert all(scene.zstate.open[planes]) and "pod 1" in scene.open_groups()
+    assert "pod 2" not in scene.open_groups()
+    # a pod the user opened that then crosses the threshold itself follows the zoom again
+    scene.set_view_scale(1.1 * OPEN_PIXELS / width[pod])
+    scene.set_view_scale(0.5 * OPEN_PIXELS / min(width))
+    assert scene.open_groups() == []
+
+
+def test_many_bundles_are_drawn_thin(make_window, qtbot, ft8, monkeypatch):
+    """A fat-tree k=64 at fit has 2,048 bundles over pods 15 px wide: past THIN_BUNDLES every
+    bundle is 1 px, or they paint the canvas over. Below it, width still tells the link count."""
+    from inaplanner.gui.canvas import items
+
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    assert scene.zstate.bundle_count == 32 < items.THIN_BUNDLES
+
+    def widths():
+        scene.group_layer.rebuild()
+        return {pen.widthF() for pen, _tiles in scene.group_layer._bundles}
+
+    assert max(widths()) > 1.0
+    monkeypatch.setattr(items, "THIN_BUNDLES", 31)
+    assert widths() == {1.0}

@@ -8,7 +8,7 @@ import pytest
 
 from inaplanner.evaluate import evaluate
 from inaplanner.topologies import fat_tree
-from inaplanner.topologies.layout import tiered_layout
+from inaplanner.topologies.layout import MAX_ROW_GAP, tiered_layout
 from inaplanner.views.groups import bundles
 from inaplanner.views.hotlists import HotLists
 from inaplanner.views.overlay import overlay_from_evaluation
@@ -76,6 +76,15 @@ def test_tiered_layout_follows_the_window_shape():
         xy = np.array(list(pos.values()))
         w, h = np.ptp(xy[:, 0]), np.ptp(xy[:, 1])
         assert w / h == pytest.approx(aspect, rel=0.25)
+    # a wide fat-tree keeps the window's shape too: the rows of a pod stay at most MAX_ROW_GAP
+    # apart and the height still missing goes under the core row (before: a band 7 times too flat)
+    wide = fat_tree(16)
+    pos = tiered_layout(wide, 1.6)
+    xy = np.array(list(pos.values()))
+    assert np.ptp(xy[:, 0]) / np.ptp(xy[:, 1]) == pytest.approx(1.6, rel=0.05)
+    row_y = sorted({pos[s.id][1] for s in wide.switches()})
+    assert len(row_y) == 3
+    assert row_y[2] - row_y[1] <= MAX_ROW_GAP < row_y[1] - row_y[0]
     # hosts sit under their edge switch, within its slot
     pos = tiered_layout(sc)
     for lk in sc.links:

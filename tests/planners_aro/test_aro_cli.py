@@ -56,6 +56,29 @@ def test_compare_table_and_json(tmp_path, capsys):
     assert by["ecmp"]["gap"] == 0.8 and by["aro"]["jobs"] == {"job0": 1.0}
 
 
+def test_compare_keeps_its_plans_for_the_report(tmp_path, capsys):
+    """compare --output-dir writes each planner's plan as it finishes; they are the plans the
+    table scored (evaluated again, the same objectives) and report takes them. A directory that
+    cannot be made is refused in one line before any planner runs."""
+    scen = _fig1(tmp_path)
+    out = tmp_path / "plans"
+    assert main(["compare", str(scen), "--planners", "aro,ecmp", "--json", "--output-dir", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in out.iterdir()) == ["aro.json", "ecmp.json"]
+    for row in doc["rows"]:
+        assert row["plan_file"] == str(out / f"{row['planner']}.json")
+        assert evaluate(aro_fig1(), load_plan(row["plan_file"])).objective == row["objective"]
+    assert main(["compare", str(scen), "--planners", "ecmp", "--output-dir", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote 1 plan(s) to {out}: ecmp.json"
+    assert main(["report", str(out / "aro.json"), str(out / "ecmp.json"), "-s", str(scen),
+                 "-o", str(tmp_path / "r.html")]) == 0
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    assert main(["compare", str(scen), "--planners", "aro", "--output-dir", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sub: cannot make the output directory" in err
+
+
 def test_user_errors_are_one_line(tmp_path, capsys):
     scen = _fig1(tmp_path)
     assert main(["plan", str(scen), "--planner", "nope", "-o", str(tmp_path / "p.json")]) == 2

@@ -91,6 +91,28 @@ def test_updown_k_shortest_equals_brute_force(seed):
             assert is_valid_path(sc, p)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_shortest_walks_the_brute_forces_shortest_paths_in_order(seed):
+    """shortest() walks memoised next hops (no search per call): the brute force's shortest paths
+    in lexicographic order, cut at ``limit``, for every start phase and arrival phases, on and
+    off Clos, and the best-first search's answer wherever both run."""
+    sc = _random_clos(seed)
+    ids = [n.id for n in sc.nodes]
+    rng = random.Random(200 + seed)
+    for updown in (True, False):
+        paths = Paths(sc, updown=updown)
+        for _ in range(10):
+            src, dst = rng.sample(ids, 2)
+            for start in ((UP, DOWN) if updown else (UP,)):
+                for ends in (((UP, DOWN), (UP,), (DOWN,)) if updown else ((UP, DOWN),)):
+                    truth = _all_paths(sc, src, dst, updown, start, ends)
+                    shortest = sorted(p for p in truth if len(p) == len(truth[0])) if truth else []
+                    for limit in (1, 2, 1000):
+                        got = paths.shortest(src, dst, start=start, ends=ends, limit=limit)
+                        assert got == shortest[:limit], (updown, src, dst, start, ends, limit)
+                        assert got == paths._best_first(src, dst, start, ends, frozenset(), limit, True)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_any_k_shortest_equals_brute_force_off_clos(seed):
     sc = _random_clos(seed)

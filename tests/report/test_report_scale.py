@@ -93,3 +93,37 @@ def test_the_topology_of_a_large_network_is_drawn_at_pod_level(ft8):
         assert f">pod {i}<" in svg
     assert ">plane 1<" in svg
     assert svg.count("<rect") < 40  # boxes, not 208 nodes
+
+
+def test_pods_too_narrow_for_their_names_are_numbered_and_no_label_leaves_the_picture():
+    """Fat-tree k=16 on a 200 px picture is what k=64 is on a page: 16 pods too narrow for "pod 7"
+    or "7". Their numbers go under the row, the first and then every second; the bundle labels (busiest
+    hot spots first) stay inside the picture, where k=64's first label was cut at the left edge."""
+    import re
+
+    import numpy as np
+
+    from inaplanner.report.svg import grouped_topology_svg
+    from inaplanner.topologies import fat_tree
+
+    sc = fat_tree(16)
+    loads = np.zeros((len(sc.links), 2))
+    rng = np.random.default_rng(1)
+    loads[:, 0] = rng.uniform(0, 1, len(sc.links)) * np.array([lk.capacity for lk in sc.links])
+    width = 200.0
+    svg = grouped_topology_svg(sc, loads, width=width)
+    texts = re.findall(r'<text x="([\d.]+)" y="([\d.]+)"[^>]*>(?:<title>([^<]*)</title>)?([^<]*)</text>', svg)
+    pods = [(float(x), body) for x, _y, title, body in texts if title.startswith("pod ")]
+    assert [b for _x, b in pods] == ["1", "4", "6", "8", "10", "12", "14", "16"]
+    assert all(b - a >= 0.6 * 9 * 2 + 4 for (a, _), (b, _) in zip(pods, pods[1:], strict=False))
+    assert ">bundle labels: busiest link / mean<" in svg
+    height = float(re.search(r'<svg[^>]* height="([\d.]+)"', svg).group(1))
+    assert max(float(y) for _x, y, _t, _b in texts) <= height - 2  # the legend's rows fit too
+    labels = [(float(x), body) for x, _y, _t, body in texts if body.endswith(" %")]
+    assert labels
+    for x, body in labels:
+        half = 0.6 * 8.0 * len(body) / 2
+        assert 2 <= x - half and x + half <= width - 2
+    # with room for every name, the boxes carry them and nothing is numbered
+    wide = grouped_topology_svg(sc, loads, width=1600.0)
+    assert '<title>pod 7</title>7</text>' not in wide

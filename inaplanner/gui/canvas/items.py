@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 NODE_Z = 10.0
 LINK_Z = 0.0
 GROUP_Z = 0.5
+THIN_BUNDLES = 400  # more bundles than this are drawn 1 px wide (and without antialiasing): thicker, they paint the canvas over
+LABEL_ALONG = (0.35, 0.5, 0.65, 0.2, 0.8)  # where along a bundle its label may go, first choice first
 DIM_SHARE = 0.25  # links and bundles off the focused task's tree: this much link colour on the background
 
 
@@ -494,6 +496,8 @@ class GroupLayer(_Layer):
         ov = ctl.overlay
         count = np.array([len(x) for x in st.bundle_links], dtype=float)
         width = np.clip(1.0 + np.round(np.log2(np.maximum(count, 1.0))) / 2.0, 1.0, 5.0)
+        if st.bundle_count > THIN_BUNDLES:  # k=64 at fit: 2,048 bundles over 64 pods 15 px wide
+            width = np.ones_like(width)
         if ov is not None and ov.link_count == ctl.link_segments.shape[0]:
             mx, _mean = ctl.bundle_stats()
             bad = np.zeros(st.bundle_count, dtype=bool)
@@ -529,7 +533,7 @@ class GroupLayer(_Layer):
         if self.dirty:
             self.rebuild()
         scale = painter.worldTransform().m11()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.bundle_count <= 400)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.bundle_count <= THIN_BUNDLES)
         draw_tiles(painter, self._bundles, option.exposedRect, 8.0 / max(scale, 1e-9), scale)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         c = ctl.colours
@@ -660,11 +664,16 @@ class LabelLayer(_Layer):
                     if mx[b] <= 0:
                         continue
                     text = bundle_label(float(mx[b]), float(mean[b]), len(st.bundle_links[b]))
-                    p = tr.map(QPointF(mid_x[b], mid_y[b]))
                     w = fm.horizontalAdvance(text)
-                    box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
-                    if place(box):
-                        plate(box, text)
+                    # along the bundle, where no label is yet: many bundles leave one row of
+                    # boxes (a fat-tree's planes), so one fixed point would put their labels in a line
+                    for t in LABEL_ALONG:
+                        p = tr.map(QPointF(bxy[b, 0] + t * (bxy[b, 2] - bxy[b, 0]),
+                                           bxy[b, 1] + t * (bxy[b, 3] - bxy[b, 1])))
+                        box = QRectF(p.x() - w / 2 - 2, p.y() - fm.height() / 2, w + 4, fm.height())
+                        if place(box):
+                            plate(box, text)
+                            break
         far_names = False  # zoomed far out on a grouped network: the few single switches get names
         if lod == "far":
             is_sw = np.asarray(ctl.node_is_switch, dtype=bool)

@@ -217,10 +217,13 @@ class CanvasScene(QGraphicsScene):
         self.view_scale = scale
         if self.zoom is not None:
             auto = self.zoom.auto_open(scale)
-            if self._auto is not None and not np.array_equal(auto, self._auto):
-                # crossing the zoom threshold: the pods follow the zoom again
-                self.user_open.clear()
-                self.user_closed.clear()
+            if self._auto is not None and auto.shape == self._auto.shape:
+                # a group crossing the zoom threshold follows the zoom again; the others keep what
+                # the user chose (zooming to an opened pod at k=64 opens its 32 planes by width,
+                # and that used to close the pod again)
+                for i in np.flatnonzero(auto != self._auto).tolist():
+                    self.user_open.discard(self.zoom.group_ids[i])
+                    self.user_closed.discard(self.zoom.group_ids[i])
             self._auto = auto
             self._apply_zoom()
 
