@@ -71,6 +71,10 @@ def build_entities(scenario: Scenario, plan: Plan, inventory: Any = None,
         tp = plan.task_plan(task.job, task.ps)
         if tp is None or not tp.routes:
             continue
+        if tp.rate <= 0:  # it owns none of the model (CONTRACTS: a PS's share is its rate / the sum)
+            warnings.append(f"{task}: rate 0, so it carries none of the job's model: its "
+                            f"{len(tp.routes)} routes are not installed")
+            continue
         fan_in = {(a.switch, a.pipeline): a.inputs for a in ev.aggregates if a.task == task}
         b.add_task(task_index, tp, walk_task(scenario, tp), fan_in)
     return b.finish()

@@ -207,9 +207,17 @@ class DeploymentSpec:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
+    def summary(self) -> str:
+        """One line of counts: what a deployment of this spec installs and configures."""
+        sw = self.switches.values()
+        return (f"{len(self.switches)} switches: {sum(len(s.table_entries) for s in sw)} table entries, "
+                f"{sum(len(s.multicast_groups) for s in sw)} multicast groups, "
+                f"{sum(len(s.pools) for s in sw)} aggregator pools; {len(self.workers)} workers, "
+                f"{sum(len(c.tasks) for c in self.workers.values())} worker-task configurations")
+
     def to_text(self) -> str:
-        """A readable dump: one block per switch, then one line per worker task."""
-        lines = []
+        """A readable dump: the counts, then one block per switch, then one line per worker task."""
+        lines = [f"# {self.summary()}"]
         for w in self.warnings:
             lines.append(f"warning: {w}")
         for sw in self.switches.values():

@@ -110,12 +110,32 @@ def test_entries_command_prints_the_spec(tmp_path, capsys):
     save_plan(plan, tmp_path / "plan.json")  # the scenario is found by its hash
     assert main(["entries", str(tmp_path / "plan.json")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("switch L1 (node id ") and "ina_forward" in out
+    first, rest = out.split("\n", 1)
+    assert rest.startswith("switch L1 (node id ") and "ina_forward" in out
     assert "worker H1: j0/H4" in out
     assert main(["entries", str(tmp_path / "plan.json"), "--json", "-o",
                  str(tmp_path / "e.json")]) == 0
     doc = json.loads((tmp_path / "e.json").read_text())
     assert doc["format"] == "inaplanner-entries" and "L1" in doc["switches"]
+    # the first line counts what the text lists (30,000 lines at k=64)
+    sw = doc["switches"].values()
+    assert first == (f"# {len(doc['switches'])} switches: {sum(len(s['table_entries']) for s in sw)} table "
+                     f"entries, {sum(len(s['multicast_groups']) for s in sw)} multicast groups, "
+                     f"{sum(len(s['aggregator_pools']) for s in sw)} aggregator pools; 3 workers, 3 worker-task configurations")
+    assert out.count("\n  ") == sum(len(s["table_entries"]) + len(s["multicast_groups"]) + len(s["aggregator_pools"]) for s in sw)
+
+
+def test_a_task_at_rate_0_gets_no_entries(tmp_path, capsys):
+    """A task at rate 0 owns none of the model (an optimal ARO plan can have one): its routes
+    are not installed, and a warning says so (at k=64: 1,000 worker configurations at 0 Gbps)."""
+    sc, plan = small_case()
+    save_scenario(sc, tmp_path / "sc.json")
+    plan.tasks[0].rate = 0.0
+    save_plan(plan, tmp_path / "plan.json")
+    assert main(["entries", str(tmp_path / "plan.json"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["workers"] == {} and all(not s["table_entries"] for s in doc["switches"].values())
+    assert doc["warnings"] == ["j0/H4: rate 0, so it carries none of the job's model: its 3 routes are not installed"]
 
 
 def test_bad_testbed_file_is_one_line(tmp_path, capsys):

@@ -214,3 +214,22 @@ def test_many_bundles_are_drawn_thin(make_window, qtbot, ft8, monkeypatch):
     assert max(widths()) > 1.0
     monkeypatch.setattr(items, "THIN_BUNDLES", 31)
     assert widths() == {1.0}
+
+
+def test_runs_on_one_state_of_the_scenario_share_its_snapshot(make_window, qtbot, ft8):
+    """The scenario's document is built on the UI thread for each run (0.6 s at k=64): runs on
+    one state share it, and an edit makes the next run take a new one that has the edit."""
+    window = make_window(plugins=True)
+    _open(window, qtbot, ft8)
+    panel = window.planning.planner_panel
+    panel.select_planner("random")
+    first = panel.make_request()
+    assert panel.make_request().scenario_doc is first.scenario_doc
+    sw = window.scenario().switches()[0].id
+    x, y = window.scenario().node(sw).pos
+    window.editor.move_nodes({sw: (x + 7.0, y)})
+    moved = panel.make_request()
+    assert moved.scenario_doc is not first.scenario_doc and moved.version != first.version
+    pos = {d["id"]: d.get("pos") for d in moved.scenario_doc["nodes"]}
+    assert pos[sw] == [x + 7.0, y]
+    assert {d["id"]: d.get("pos") for d in first.scenario_doc["nodes"]}[sw] == [x, y]
