@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtCore import QCoreApplication, Qt, QThread, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -41,6 +42,39 @@ FILTERS = {
     "png": "PNG image (*.png)",
     "svg": "SVG drawing (*.svg)",
 }
+
+
+class ExportJob(QThread):
+    """Builds and writes one report off the UI thread (a PDF of two plans at fat-tree k=64 takes
+    9 s: 3 s evaluating and laying out the plans, 6 s for the pages). ``stop()`` ends it at the
+    next step, before anything is written: the files are written atomically at the very end.
+    ``done(written, error)`` arrives on the UI thread: the files, or None and the reason (None
+    when stopped)."""
+
+    done = Signal(object, object)
+
+    def __init__(self, scenario: Scenario, pairs: list[tuple[str, Plan]], title: str | None, fmt: str,
+                 out: str) -> None:
+        super().__init__()
+        self.scenario, self.pairs, self.title, self.fmt, self.out = scenario, pairs, title, fmt, out
+        self.stopped = False
+        self.step = "building the report"
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def run(self) -> None:
+        try:
+            report = build_report(self.scenario, self.pairs, title=self.title)
+            if self.stopped:
+                self.done.emit(None, None)
+                return
+            self.step = f"writing the {self.fmt}"
+            self.done.emit(export_report(report, self.fmt, self.out), None)
+        except InaplannerError as exc:
+            self.done.emit(None, str(exc))
+        except Exception as exc:  # a bug: say so in the dialog, keep the program alive
+            self.done.emit(None, f"the export failed: {type(exc).__name__}: {exc}")
 
 
 class ExportDialog(QDialog):
@@ -70,10 +104,17 @@ class ExportDialog(QDialog):
         form.addRow("Format", self.format_combo)
         form.addRow("Output", out)
         form.addRow("Title", self.title_edit)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)  # busy: the steps have no count worth showing
+        self.busy.setVisible(False)
+        self.job: ExportJob | None = None
         buttons = QDialogButtonBox()
         self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.stop_button = buttons.addButton("Stop", QDialogButtonBox.ButtonRole.ActionRole)
+        self.stop_button.setEnabled(False)
         buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.export_button.clicked.connect(self._export_clicked)
+        self.stop_button.clicked.connect(self.stop)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Plans (the first is the reference of the comparison and diffs):"))
@@ -81,6 +122,7 @@ class ExportDialog(QDialog):
         layout.addWidget(add, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addLayout(form)
         layout.addWidget(self.note)
+        layout.addWidget(self.busy)
         layout.addWidget(buttons)
         self.format_combo.currentTextChanged.connect(self._format_changed)
         self.refresh()
@@ -171,25 +213,60 @@ class ExportDialog(QDialog):
                 pairs.append((label, plan))
         return scenario, pairs
 
-    def export(self) -> list[Path]:
-        """Write the report; returns the files written (raises InaplannerError on bad input)."""
+    def export_job(self) -> ExportJob:
+        """The job that writes the report as the dialog is set (raises InaplannerError on bad
+        input: no plan checked, no output, plans of different scenarios)."""
         fmt = self.format_combo.currentText()
         out = self.output_edit.text().strip()
         if not out:
             raise InaplannerError("choose where to write the report")
         scenario, pairs = self.chosen()
-        report = build_report(scenario, pairs, title=self.title_edit.text().strip() or None)
-        return export_report(report, fmt, out)
+        return ExportJob(scenario, pairs, self.title_edit.text().strip() or None, fmt, out)
 
     def _export_clicked(self) -> None:
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        if self.job is not None:
+            return
         try:
-            written = self.export()
+            job = self.export_job()
         except InaplannerError as exc:
-            QGuiApplication.restoreOverrideCursor()
             self.window.show_error("Export report", str(exc))
             return
-        QGuiApplication.restoreOverrideCursor()
+        self.job = job
+        job.done.connect(self._export_done)
+        QCoreApplication.instance().aboutToQuit.connect(self._quit)
+        self.export_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.busy.setVisible(True)
+        self.note.setText(f"exporting {len(job.pairs)} plan(s) as {job.fmt}: {job.step}… "
+                          "(Stop ends it before anything is written)")
+        job.start()
+
+    def stop(self) -> None:
+        """Stop the running export at its next step; nothing is written."""
+        if self.job is not None:
+            self.job.stop()
+            self.note.setText(f"stopping after {self.job.step}…")
+
+    def _quit(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+            self.job.wait()
+
+    def _export_done(self, written: list[Path] | None, error: str | None) -> None:
+        job, self.job = self.job, None
+        if job is not None:
+            job.wait()
+            QCoreApplication.instance().aboutToQuit.disconnect(self._quit)
+        self.export_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self.busy.setVisible(False)
+        if error is not None:
+            self.note.setText("")
+            self.window.show_error("Export report", error)
+            return
+        if written is None:
+            self.note.setText("export stopped: nothing written")
+            return
         where = written[0] if len(written) == 1 else written[0].parent
         self.note.setText(f"wrote {len(written)} file(s): {where}")
         self.window.status(f"report exported to {where}")

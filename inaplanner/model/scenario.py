@@ -148,9 +148,16 @@ class Scenario:
     # The caches below are dropped by ``touch()``; code that edits a scenario in place calls it.
 
     def touch(self) -> None:
-        """Forget derived data after an in-place edit."""
+        """Forget derived data after an in-place edit (and count the edit in :attr:`revision`)."""
         for key in ("_node_index", "_link_index", "_incident", "_ports", "_pipelines"):
             self.__dict__.pop(key, None)
+        self.__dict__["_revision"] = self.revision + 1
+
+    @property
+    def revision(self) -> int:
+        """How many times :meth:`touch` was called: data derived from this scenario elsewhere
+        (the views' indexes) is still good while it is unchanged."""
+        return int(self.__dict__.get("_revision", 0))
 
     @cached_property
     def _node_index(self) -> dict[str, Node]:

@@ -49,9 +49,11 @@ def throughput_series(results: Sequence[PlanResult]) -> ThroughputSeries:
 
 def load_cdf(ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF of link utilisation (load / capacity, background included) over every directed
-    link with capacity > 0: (sorted utilisations, fraction of links at or below each)."""
+    link with capacity > 0: (each distinct utilisation, fraction of links at or below it). One
+    point per distinct value draws the same steps as one per link: a fat-tree k=64 has 393,216
+    directed links but a few hundred values, and the chart took 1.9 s on the UI thread."""
     cap = ev.link_capacity
     util = ev.link_utilisation[cap > 0].ravel()
-    x = np.sort(util)
-    y = np.arange(1, x.size + 1, dtype=float) / max(x.size, 1)
+    x, counts = np.unique(util, return_counts=True)
+    y = np.cumsum(counts, dtype=float) / max(util.size, 1)
     return x, y

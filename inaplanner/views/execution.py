@@ -21,6 +21,7 @@ Two back ends run a :class:`~inaplanner.views.runs.RunRequest`:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -48,6 +49,9 @@ from inaplanner.views.runs import (
 BACKENDS = ("auto", "thread", "process")
 #: A process that has not stopped this long after cancel is terminated.
 KILL_AFTER = 0.7
+#: list items of the scenario document per message to a child: pickling is one C call that holds
+#: the GIL, and a fat-tree k=64's document (196,608 links) pickled whole stopped the window ~1 s
+SEND_CHUNK = 4096
 #: Niceness added to planner processes (batch work: the UI goes first).
 CHILD_NICE = 10
 PROGRESS_EVERY = 0.05  # seconds between progress reports
@@ -190,6 +194,34 @@ def run_in_thread(request: RunRequest, emit: Emit, cancel: CancelToken) -> Outco
 # ---- child processes ----------------------------------------------------------------------------
 
 
+def send_request(conn: Any, request: RunRequest, chunk: int = SEND_CHUNK) -> None:
+    """Send ``request`` to a child: its scenario document's long lists (nodes, links) go in parts
+    of ``chunk`` items after the rest, so the window gets the GIL between parts."""
+    doc = request.scenario_doc
+    long = {k: v for k, v in doc.items() if isinstance(v, list) and len(v) > chunk}
+    head = dataclasses.replace(request, scenario_doc={k: [] if k in long else v for k, v in doc.items()})
+    conn.send(("run", head, {k: len(v) for k, v in long.items()}))
+    for key, items in long.items():
+        for i in range(0, len(items), chunk):
+            conn.send(("part", key, items[i:i + chunk]))
+
+
+def receive_request(conn: Any) -> RunRequest | None:
+    """The request :func:`send_request` sent, its lists put back together (None: not a run)."""
+    message = conn.recv()
+    if not (isinstance(message, tuple) and message[0] == "run"):
+        return None
+    request: RunRequest = message[1]
+    for key, count in (message[2] if len(message) > 2 else {}).items():
+        items = request.scenario_doc[key]
+        while len(items) < count:
+            kind, part_key, part = conn.recv()
+            if kind != "part" or part_key != key:
+                return None
+            items.extend(part)
+    return request
+
+
 def child_main(out_conn: Any, in_conn: Any) -> None:
     """Entry point of a spawned child: import the planners (a waiting child does this ahead of
     time), take one request, plan, stream reports, send the plan document, exit. The parent
@@ -202,12 +234,11 @@ def child_main(out_conn: Any, in_conn: Any) -> None:
         pass
     available()
     try:
-        message = in_conn.recv()
+        request = receive_request(in_conn)
     except (EOFError, OSError):
         return
-    if not (isinstance(message, tuple) and message[0] == "run"):
+    if request is None:
         return
-    request: RunRequest = message[1]
     cancel = CancelToken()
 
     def listen() -> None:
@@ -353,7 +384,7 @@ def _process_run(request: RunRequest, emit: Emit, cancel: CancelToken, pool: Chi
     child = pool.take()
     # the request (the whole scenario document) goes out on a helper thread: a child still
     # importing reads it late, and cancel must not wait for that
-    sending = _Background(lambda: child.to_child.send(("run", request)))
+    sending = _Background(lambda: send_request(child.to_child, request))
     prepared = _Background(lambda: scenarios(request))
     cancel_sent: float | None = None
     try:

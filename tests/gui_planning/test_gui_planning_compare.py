@@ -45,14 +45,15 @@ def test_charts_hold_the_right_numbers(qtbot, standalone):
     cmp.tabs.setCurrentIndex(2)
     # 14 links, 28 directions. Via S0: W0-W4 access + L1/L2/L3 -> S0 at 1/3, S0 -> L0 and
     # L0 -> PS at 3 x 1/3 = 1, the other 18 idle.
+    # (one point per distinct utilisation: the steps of one point per link)
     x, y = cmp.cdf_curves[0].getData()
-    np.testing.assert_allclose(x, [0.0] * 18 + [1 / 3] * 8 + [1.0] * 2)
-    np.testing.assert_allclose(y, np.arange(1, 29) / 28)
+    np.testing.assert_allclose(x, [0.0, 1 / 3, 1.0])
+    np.testing.assert_allclose(y, np.array([18, 26, 28]) / 28)
     x1, y1 = cmp.cdf_curves[1].getData()
     ref = load_cdf(via_s1.evaluation)
     np.testing.assert_allclose(x1, ref[0])
     np.testing.assert_allclose(y1, ref[1])
-    assert x1[-1] == pytest.approx(1.0) and np.count_nonzero(x1 == 0) == 28 - 10
+    assert x1[-1] == pytest.approx(1.0) and y1[0] == pytest.approx((28 - 10) / 28)
 
 
 def test_selected_results_narrow_the_charts(qtbot, standalone):
@@ -112,3 +113,17 @@ def test_diff_lists_moved_routes_and_changed_links(qtbot, standalone):
     assert view.diff is not None and view.links_table.rowCount() == len(d.link_deltas)
     assert view.routes_table.rowCount() == 5
     assert view.routes_table.text(0, 3) == "W0 - [L1] - S0 - L0 - PS"
+
+
+def test_the_load_cdf_has_one_point_per_distinct_value_and_the_per_link_steps():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(5)
+    util = rng.choice([0.0, 0.25, 0.5, 1.0, 1.5], size=(500, 2)) * rng.choice([1.0, 1.0, 0.9], size=(500, 2))
+    cap = np.where(rng.random((500, 2)) < 0.1, 0.0, 10.0)
+    x, y = load_cdf(SimpleNamespace(link_capacity=cap, link_utilisation=util))
+    kept = util[cap > 0]
+    assert list(x) == sorted(set(kept.tolist())) and y[-1] == 1.0
+    for t in np.linspace(-0.1, 1.6, 60):
+        below = np.searchsorted(x, t, side="right")
+        assert (y[below - 1] if below else 0.0) == pytest.approx(np.mean(kept <= t))

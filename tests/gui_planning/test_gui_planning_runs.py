@@ -172,3 +172,40 @@ def test_relative_gap():
     assert relative_gap(3.0, None) is None
     assert relative_gap(0.0, 0.0) == 0.0
     assert relative_gap(-2.0, -1.0) == pytest.approx(1.0)  # two below a bound of -1
+
+
+def test_a_request_goes_to_the_child_in_parts_and_comes_back_whole():
+    """Pickling a k=64 request in one piece held the GIL ~1 s: its long lists go in parts over
+    the real pipe, and the child's side puts the same document back together."""
+    import multiprocessing
+    import threading
+
+    from inaplanner.io.native import scenario_to_dict
+    from inaplanner.topologies import fat_tree
+    from inaplanner.views.execution import receive_request, send_request
+    from inaplanner.views.runs import RunRequest
+
+    sc = fat_tree(4)
+    doc = scenario_to_dict(sc)
+    request = RunRequest("random", {"seed": 3}, doc, label="x")
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(receive_request(reader)))
+    t.start()
+    sent: list = []
+
+    class Counting:
+        def send(self, message):
+            sent.append(message[0])
+            writer.send(message)
+
+    send_request(Counting(), request, chunk=5)
+    t.join(10)
+    assert sent == ["run"] + ["part"] * (-(-len(doc["nodes"]) // 5) + -(-len(doc["links"]) // 5))
+    back = got[0]
+    assert back.scenario_doc == doc and back.id == request.id and back.params == {"seed": 3}
+    assert request.scenario_doc is doc and len(doc["links"]) == 48  # the sender's is untouched
+    # the older single message is still understood
+    writer.send(("run", request, {}))
+    assert receive_request(reader).scenario_doc == doc
+    assert not reader.poll(0.1)

@@ -30,8 +30,10 @@ def test_export_dialog_writes_reports_of_the_chosen_results(make_window, grid, g
 
     dialog.format_combo.setCurrentText("html")
     dialog.output_edit.setText(str(tmp_path / "review.html"))
-    dialog.export_button.click()
-    assert w.last_error is None
+    dialog.export_button.click()  # written off the UI thread
+    assert dialog.job is not None and not dialog.export_button.isEnabled() and dialog.busy.isVisible()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30000)
+    assert w.last_error is None and dialog.export_button.isEnabled() and not dialog.busy.isVisible()
     html = (tmp_path / "review.html").read_text()
     for r in results:
         assert r.title in html and num(r.objective) in html
@@ -40,6 +42,7 @@ def test_export_dialog_writes_reports_of_the_chosen_results(make_window, grid, g
     dialog.format_combo.setCurrentText("pdf")
     assert dialog.output_edit.text().endswith("review.pdf")  # the suffix follows the format
     dialog.export_button.click()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30000)
     assert (tmp_path / "review.pdf").read_bytes().startswith(b"%PDF")
     assert "wrote 1 file(s)" in dialog.note.text()
 
@@ -50,3 +53,38 @@ def test_export_dialog_writes_reports_of_the_chosen_results(make_window, grid, g
         dialog.plans.item(i).setCheckState(Qt.CheckState.Unchecked)
     dialog.export_button.click()
     assert w.last_error == ("Export report", "check at least one plan to export")
+
+
+def test_an_export_can_be_stopped_and_then_writes_nothing(make_window, grid, gplan, tmp_path, qtbot,
+                                                           monkeypatch):
+    """Stop ends the export at its next step (the report is built, then written atomically):
+    nothing is written, the dialog says so, and the next export runs."""
+    import threading
+
+    from inaplanner.gui import export
+
+    gate = threading.Event()
+    real = export.build_report
+
+    def held(*args, **kwargs):  # the job is inside its first step when Stop is pressed
+        gate.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(export, "build_report", held)
+    w = make_window(grid)
+    dialog = open_export_dialog(w)
+    save_plan(gplan, tmp_path / "hand.json")
+    assert dialog.add_plan_file(str(tmp_path / "hand.json"))
+    dialog.format_combo.setCurrentText("pdf")
+    dialog.output_edit.setText(str(tmp_path / "stopped.pdf"))
+    dialog.export_button.click()
+    dialog.stop()  # while the report is built: the job sees it when that step ends
+    assert dialog.note.text() == "stopping after building the report…"
+    gate.set()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30000)
+    assert not (tmp_path / "stopped.pdf").exists() and not any(tmp_path.glob("stopped*"))
+    assert dialog.note.text() == "export stopped: nothing written" and w.last_error is None
+    dialog.export_button.click()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30000)
+    assert (tmp_path / "stopped.pdf").read_bytes().startswith(b"%PDF")
+    assert dialog.note.text().startswith("wrote 1 file(s)")

@@ -161,7 +161,8 @@ class HotListPanel(QWidget):
             if cached is not None and cached[0] is overlay:  # the other panel built it already
                 self.model = cached[1]
             else:
-                self.model = HotLists(self.canvas.document.scenario, overlay, of_node)
+                like = cached[1] if cached is not None else None
+                self.model = HotLists(self.canvas.document.scenario, overlay, of_node, like=like)
                 HotListPanel._cache = (overlay, self.model)
         self._refill_filters()
         self.refresh()
