@@ -342,7 +342,6 @@ def _row_ticks(row: Sequence[Any], slot: float) -> list[int]:
     return picked
 
 
-
 def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width: float = 900.0,
                          caption: str = "", standalone: bool = False) -> str:
     """The network at pod level (:mod:`inaplanner.views.groups`): planes/spines on top, pods or
