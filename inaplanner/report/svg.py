@@ -325,11 +325,16 @@ def bar_chart_svg(categories: list[str], series: list[tuple[str, list[float]]], 
 TICK_STEPS = (1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 256, 500, 1000)
 
 
+def _box_width(slot: float) -> float:
+    """The width of a group's box in a row slot ``slot`` wide."""
+    return max(6.0, min(130.0, slot - 8.0))
+
+
 def _row_ticks(row: Sequence[Any], slot: float) -> list[int]:
     """Which boxes of a row get their number written beside them: none when every box has room for
     its name (``pod 12`` or ``12``), else the first and every ``step``-th, the smallest step at
     which the numbers do not touch (``1, 8, 16, 24, ...``)."""
-    bw = max(6.0, min(130.0, slot - 8.0))
+    bw = _box_width(slot)
     shorts = [g.id.split()[-1] for g in row]
     if not row or all(text_width(t, 10) <= bw - 2 for t in shorts):
         return []
@@ -378,7 +383,7 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
     for ri, row in enumerate(rows):
         n = max(1, len(row))
         slot = (width - 2 * margin) / n
-        bw = max(6.0, min(130.0, slot - 8.0))
+        bw = _box_width(slot)
         y = top_pad + margin + ri * (box_h + row_gap)
         for gi, g in enumerate(row):
             x = margin + slot * gi + slot / 2
