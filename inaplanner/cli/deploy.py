@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--batch", type=int, default=500, metavar="N", help="updates per WriteRequest")
     d.add_argument("--parallel", type=int, default=8, metavar="N", help="switches at once")
     d.add_argument("--quiet", "-q", action="store_true", help="print only the final report")
+    d.add_argument("--all", action="store_true", dest="list_all",
+                   help="list every switch and host in the report (and, with --dry-run, every "
+                   "change); by default 20 of each, failures first, and the rest counted")
     d.add_argument("--recover", action="store_true",
                    help="finish a deployment that was killed: drive every switch in the testbed's "
                    "deploy journal to one plan (no PLAN needed)")
@@ -141,6 +144,7 @@ def run_deploy(args: argparse.Namespace) -> int:
     if not args.plan:
         raise InaplannerError("give PLAN (or --recover to finish a killed deployment)")
     from inaplanner.deploy.deployer import Deployer, DeployOptions
+    from inaplanner.deploy.results import LISTED
     from inaplanner.progress import Progress, ProgressEvent
 
     scenario, plan, inventory = _load_inputs(args)
@@ -191,7 +195,7 @@ def run_deploy(args: argparse.Namespace) -> int:
         report = deployer.run()
     finally:
         restore()
-    print(report.text(details=args.dry_run))
+    print(report.text(details=args.dry_run, listed=None if args.list_all else LISTED))
     return 0 if report.ok else 1
 
 

@@ -165,6 +165,22 @@ def reset_line(switches, args: argparse.Namespace) -> str:
             f"inaplanner deploy {plan} --testbed {args.testbed or 'TESTBED'}")
 
 
+def pace(times: list[float], interval: float, switches: int) -> str | None:
+    """A warning when the polls come further apart than ``interval`` (the last few, median gap
+    over 1.5 intervals): a poll of every switch takes longer than the interval asked for, so
+    each rate covers more time than the user expects. None while the pace holds."""
+    recent = times[-6:]
+    gaps = sorted(b - a for a, b in zip(recent, recent[1:], strict=False))
+    if len(gaps) < 2:
+        return None
+    typical = gaps[len(gaps) // 2]
+    if typical <= 1.5 * interval:
+        return None
+    return (f"a poll of the {switches} switches takes about {typical:.1f} s, longer than "
+            f"--interval {interval:g} s: polls follow each other as they finish, and each rate "
+            "covers that long")
+
+
 def _rule(args: argparse.Namespace) -> AlertRule:
     from inaplanner.monitor.alerts import AlertRule
 
@@ -203,6 +219,8 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
     screen = _Screen(args.plain)
     alerts_seen = 0
     polls = 0
+    times: list[float] = []
+    paced = False
     deadline = time.monotonic() + args.duration if args.duration else None
     poller.start()
     try:
@@ -212,6 +230,11 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
             except queue.Empty:
                 continue
             polls += 1
+            times.append(snap.t)
+            note = None if paced else pace(times, args.interval, len(poller.readers))
+            if note is not None:
+                paced = True
+                print(f"inaplanner: warning: {note}", file=sys.stderr)
             new = tracker.update(snap)
             alerts_seen += len(new)
             text = render_table(snap, links, planned, args.top, list(tracker.active.values()),
@@ -227,7 +250,9 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
             recorder.close()
     health = poller.health()
     bad = [h for h in health.values() if h.state != "ok"]
-    print(f"{polls} polls of {len(health)} switches; {alerts_seen} alerts"
+    every = (f"; a poll every {(times[-1] - times[0]) / (len(times) - 1):.1f} s"
+             if len(times) > 1 else "")
+    print(f"{polls} polls of {len(health)} switches; {alerts_seen} alerts{every}"
           + (f"; not answering at the end: {', '.join(h.switch for h in bad)}" if bad else "")
           + (f"; recorded to {args.record}" if args.record else ""), file=sys.stderr)
     for h in bad:

@@ -49,6 +49,8 @@ RESULT = "InaIngress.ina_result"
 #: Installation order: results and fallbacks first, aggregation last (so that nothing is
 #: aggregated before the way onward exists).
 TABLE_ORDER = (RESULT, FALLBACK, FORWARD, AGGREGATE)
+#: switches named in one warning before "and N more"
+NAMED = 8
 
 
 def build_entities(scenario: Scenario, plan: Plan, inventory: Any = None,
@@ -308,14 +310,23 @@ class _Builder:
         if unknown:
             raise InaplannerError(f"testbed inventory: switch {unknown[0]!r} is not in the "
                                   f"scenario {self.sc.name!r}")
+        outside = []
         for sid in ordered:
             if sid in self.touched and sid not in self.inv.switches:
                 node = self.sc.node(sid)
                 if isinstance(node, Switch) and node.programmable:
                     raise InaplannerError(f"switch {sid} carries flows of the plan but is not in "
                                           "the testbed inventory")
-                self.warnings.append(f"switch {sid} is not programmable and not in the inventory: "
-                                     "it must forward INA traffic by its own routing")
+                outside.append(sid)
+        if len(outside) == 1:
+            self.warnings.append(f"switch {outside[0]} is not programmable and not in the "
+                                 "inventory: it must forward INA traffic by its own routing")
+        elif outside:  # one line, however many (fat-tree k=16: 187 of them)
+            named = ", ".join(outside[:NAMED]) + (
+                f" and {len(outside) - NAMED} more" if len(outside) > NAMED else "")
+            self.warnings.append(f"{len(outside)} switches carry flows of the plan but are not "
+                                 "programmable and not in the inventory: they must forward INA "
+                                 f"traffic by their own routing ({named})")
         return [s for s in ordered if s in self.inv.switches]
 
 

@@ -410,7 +410,7 @@ class Deployer:
             self._close(runs)
             report.seconds = time.monotonic() - t0
             self._close_journal(runs, report)
-        self.log.write(report.text(details=self.opt.dry_run))
+        self.log.write(report.text(details=self.opt.dry_run, listed=None))
         self.log.close()
         return report
 

@@ -12,23 +12,32 @@ no arbitration, so a dry run never disturbs the controller that is primary.
 
 The channel is TLS (``grpc.secure_channel`` with ``grpc.ssl_channel_credentials``: the testbed's
 ``ca_cert``, and ``client_cert``/``client_key`` for mutual TLS, ``server_name`` as the expected
-certificate name) unless the testbed says ``tls = false``. The stream's own errors (p4runtime-shell
-logs them as ``CRITICAL:root:StreamChannel error``) are logged at debug on ``inaplanner.p4rt`` and
-kept in :attr:`P4RTSession.stream_error` so a caller reports one line per switch.
+certificate name) unless the testbed says ``tls = false``. The stream's own errors are logged at
+debug on ``inaplanner.p4rt`` and kept in :attr:`P4RTSession.stream_error` so a caller reports one
+line per switch.
+
+A primary session's StreamChannel runs on the process's event loop (:mod:`inaplanner.aioloop`)
+over a ``grpc.aio`` channel of its own; Write, Read and the pipeline RPCs go over a plain channel
+(P4Runtime checks a Write's election id, not its connection). A deployment holds a stream to
+every switch it changes, and a synchronous stream holds three threads: 1,280 switches made
+4,340 threads. The monitor's counter Reads are sent pre-serialized and decoded from the wire
+(:func:`counter_cells`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import queue
 import socket
-import threading
 from collections.abc import Callable, Sequence
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import grpc.aio
 from google.protobuf import text_format
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
@@ -37,6 +46,7 @@ from p4runtime_sh.p4runtime import P4RuntimeClient
 # gRPC's C core prints its own TLS and connection errors to stderr; we report them per switch
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
+from inaplanner import aioloop
 from inaplanner.dataplane.p4info import P4InfoIndex
 from inaplanner.deploy.p4rt_errors import parse_write_error
 from inaplanner.errors import Cancelled, InaplannerError
@@ -124,10 +134,11 @@ def _read_pem(path: Path | None, what: str, label: str) -> bytes | None:
     return data
 
 
-def make_channel(address: str, tls: TLSSettings | None, label: str = "") -> grpc.Channel:
-    """A gRPC channel to ``address``: TLS as ``tls`` says, plaintext when it is off or None."""
+def _channel_setup(address: str, tls: TLSSettings | None,
+                   label: str) -> tuple[grpc.ChannelCredentials | None, list]:
+    """The credentials (None: plaintext) and options of a channel to ``address``."""
     if tls is None or not tls.enabled:
-        return grpc.insecure_channel(address, options=GRPC_OPTIONS)
+        return None, list(GRPC_OPTIONS)
     label = label or address
     creds = grpc.ssl_channel_credentials(
         root_certificates=_read_pem(tls.ca_cert, "ca_cert", label),
@@ -137,6 +148,14 @@ def make_channel(address: str, tls: TLSSettings | None, label: str = "") -> grpc
     options = list(GRPC_OPTIONS)
     if tls.server_name:
         options.append(("grpc.ssl_target_name_override", tls.server_name))
+    return creds, options
+
+
+def make_channel(address: str, tls: TLSSettings | None, label: str = "") -> grpc.Channel:
+    """A gRPC channel to ``address``: TLS as ``tls`` says, plaintext when it is off or None."""
+    creds, options = _channel_setup(address, tls, label)
+    if creds is None:
+        return grpc.insecure_channel(address, options=options)
     return grpc.secure_channel(address, creds, options=options)
 
 
@@ -159,65 +178,90 @@ def probe_tcp(address: str, label: str, timeout: float) -> None:
                         f"{exc.strerror or exc}") from None
 
 
+class _Stream:
+    """The StreamChannel of one session, run on the process's event loop
+    (:mod:`inaplanner.aioloop`) over its own ``grpc.aio`` channel to the switch: a synchronous
+    stream holds three threads, one waking five times a second, and a deployment holds a stream
+    to every switch it changes. Messages received go to ``inbox(kind)``; the stream's error, if
+    any, to :attr:`error`."""
+
+    def __init__(self, address: str, tls: TLSSettings | None, label: str,
+                 inbox: dict[str, queue.Queue]) -> None:
+        self.error = ""
+        self._inbox = inbox
+        self._label = label
+        creds, options = _channel_setup(address, tls, label)
+        self._out: asyncio.Queue = asyncio.Queue()
+        self._task = aioloop.submit(self._run(address, creds, options))
+
+    async def _run(self, address: str, creds: grpc.ChannelCredentials | None,
+                   options: list) -> None:
+        channel = (grpc.aio.insecure_channel(address, options=options) if creds is None
+                   else grpc.aio.secure_channel(address, creds, options=options))
+
+        async def requests():
+            while True:
+                item = await self._out.get()
+                if item is None:
+                    return
+                yield item
+
+        try:
+            call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(requests())
+            async for msg in call:
+                which = msg.WhichOneof("update")
+                self._inbox[which if which in self._inbox else "unknown"].put(msg)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.CANCELLED:
+                self.error = _grpc_detail(exc)
+                log.debug("%s: StreamChannel error: %s", self._label, self.error)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - the stream's end must reach the readers
+            self.error = repr(exc)
+            log.debug("%s: StreamChannel failed: %r", self._label, exc)
+        finally:
+            for q in self._inbox.values():
+                q.put(None)
+            await channel.close()
+
+    def send(self, msg: p4runtime_pb2.StreamMessageRequest | None) -> None:
+        """Queue ``msg`` on the stream (None half-closes it)."""
+        aioloop.call_soon(self._out.put_nowait, msg)
+
+    def close(self, timeout: float = 2.0) -> None:
+        self.send(None)
+        self._task.cancel()
+        futures.wait([self._task], timeout)
+
+
 class _Client(P4RuntimeClient):
-    """p4runtime-shell's client on a channel we make (TLS or not), with a handshake that raises
-    instead of calling ``sys.exit`` and a stream reader that logs at debug instead of CRITICAL."""
+    """p4runtime-shell's client on a channel we make (TLS or not), with its StreamChannel on the
+    event loop (:class:`_Stream`) and a handshake that raises instead of calling ``sys.exit``."""
 
     handshake_timeout = 5.0
 
     def __init__(self, device_id: int, channel: grpc.Channel, election_id: list[int],
-                 label: str = "") -> None:  # noqa: D107 - replaces the library's constructor
+                 label: str = "", address: str = "",
+                 tls: TLSSettings | None = None) -> None:  # noqa: D107 - replaces the library's
         self.device_id = device_id
         self.election_id = election_id
         self.role_name = None
         self.ssl_options = None
         self.label = label
-        self.stream_error = ""
         self.channel = channel
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
-        self.set_up_stream()
-
-    def set_up_stream(self) -> None:
-        self.stream_out_q: queue.Queue = queue.Queue()
         kinds = ("arbitration", "packet", "digest", "idle_timeout_notification", "unknown")
         self.stream_in_q = {k: queue.Queue() for k in kinds}
-
-        def requests():
-            while True:
-                item = self.stream_out_q.get()
-                if item is None:
-                    return
-                yield item
-
-        def receive(stream) -> None:
-            try:
-                for msg in stream:
-                    which = msg.WhichOneof("update")
-                    self.stream_in_q[which if which in self.stream_in_q else "unknown"].put(msg)
-            except grpc.RpcError as exc:
-                if exc.code() != grpc.StatusCode.CANCELLED:
-                    self.stream_error = _grpc_detail(exc)
-                    log.debug("%s: StreamChannel error: %s", self.label, self.stream_error)
-            except Exception as exc:  # noqa: BLE001 - a reader thread must not raise
-                self.stream_error = repr(exc)
-                log.debug("%s: StreamChannel reader failed: %r", self.label, exc)
-            finally:
-                for q in self.stream_in_q.values():
-                    q.put(None)
-
-        self.stream = self.stub.StreamChannel(requests())
-        self.stream_recv_thread = threading.Thread(target=receive, args=(self.stream,),
-                                                   name=f"p4rt-stream {self.label}", daemon=True)
-        self.stream_recv_thread.start()
+        self.stream = _Stream(address, tls, label, self.stream_in_q)
         self.handshake()
 
+    @property
+    def stream_error(self) -> str:
+        return self.stream.error
+
     def tear_down(self) -> None:
-        self.stream_out_q.put(None)
-        try:
-            self.stream.cancel()
-        except Exception:  # noqa: BLE001 - closing must not raise
-            pass
-        self.stream_recv_thread.join(2.0)
+        self.stream.close()
         self.channel.close()
 
     def handshake(self) -> None:  # called by P4RuntimeClient.__init__
@@ -227,7 +271,7 @@ class _Client(P4RuntimeClient):
         req.arbitration.election_id.low = self.election_id[1]
         if self.role_name is not None:
             req.arbitration.role.name = self.role_name
-        self.stream_out_q.put(req)
+        self.stream.send(req)
         rep = self.get_stream_packet("arbitration", timeout=self.handshake_timeout)
         if rep is None:
             detail = self.stream_error
@@ -263,11 +307,13 @@ class P4RTSession:
         self.timeout = timeout
         self.client: _Client | None = None
         self._channel: grpc.Channel | None = None
+        self._raw_read: Callable | None = None
         probe_tcp(address, self.label, connect_timeout)
         if primary:
             try:
                 self.client = _Client(device_id, make_channel(address, tls, self.label),
-                                      list(election_id), label=self.label)
+                                      list(election_id), label=self.label, address=address,
+                                      tls=tls)
             except P4RTError as exc:
                 raise P4RTError(f"{self.label}: P4Runtime session with {address} (device "
                                 f"{device_id}) failed: {exc}") from None
@@ -373,6 +419,33 @@ class P4RTSession:
                              exc.code().name if exc.code() is not None else "UNKNOWN") from None
         return out
 
+    def counter_request(self, cells: Sequence[tuple[int, int]]) -> bytes:
+        """A serialized ReadRequest for the counter cells ``(counter id, index)``: made once and
+        sent at every poll by :meth:`read_counters`."""
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
+        for counter_id, index in cells:
+            ce = req.entities.add().counter_entry
+            ce.counter_id = counter_id
+            ce.index.index = index
+        return req.SerializeToString()
+
+    def read_counters(self, request: bytes) -> list[tuple[int, int, int, int]]:
+        """Send a :meth:`counter_request` and return ``(counter id, index, bytes, packets)`` per
+        cell answered, decoded from the wire (:func:`counter_cells`): building and parsing the
+        messages with the pure-Python protobuf that p4runtime-shell's pin brings took 5.3 ms a
+        switch, 7 s of every poll of fat-tree k=32's 1,280 switches."""
+        if self._raw_read is None:
+            channel = self.client.channel if self.client is not None else self._channel
+            self._raw_read = channel.unary_stream("/p4.v1.P4Runtime/Read")
+        out: list[tuple[int, int, int, int]] = []
+        try:
+            for rep in self._raw_read(request, timeout=self.timeout):
+                out += counter_cells(rep)
+        except grpc.RpcError as exc:
+            raise ReadFailed(f"{self.label}: Read failed: {_grpc_detail(exc)}",
+                             exc.code().name if exc.code() is not None else "UNKNOWN") from None
+        return out
+
     def read_state(self, default_tables: Sequence[int] = ()) -> list[p4runtime_pb2.Entity]:
         """Everything a deployment writes: all table entries, all multicast groups, and the
         default entries of ``default_tables`` (a wildcard read omits default entries)."""
@@ -429,6 +502,68 @@ class P4RTSession:
             if on_batch is not None:
                 on_batch(stats.updates, total)
         return stats
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def _fields(data: bytes):
+    """(field number, value) of each field of one message: an int for varints, bytes for
+    length-delimited fields (fixed-width fields are skipped)."""
+    i, end = 0, len(data)
+    while i < end:
+        tag, i = _varint(data, i)
+        kind = tag & 7
+        if kind == 0:
+            value, i = _varint(data, i)
+            yield tag >> 3, value
+        elif kind == 2:
+            n, i = _varint(data, i)
+            yield tag >> 3, data[i:i + n]
+            i += n
+        elif kind == 1:
+            i += 8
+        elif kind == 5:
+            i += 4
+        else:
+            raise ValueError(f"wire type {kind} is not in a ReadResponse")
+
+
+def counter_cells(response: bytes) -> list[tuple[int, int, int, int]]:
+    """The counter cells of a serialized ReadResponse, as ``(counter id, index, bytes,
+    packets)``, decoded straight from the protobuf wire format (ReadResponse.entities = 1,
+    Entity.counter_entry = 7; CounterEntry: counter_id = 1, index = 2 (Index.index = 1),
+    data = 3 (CounterData: byte_count = 1, packet_count = 2); p4runtime.proto). Other
+    entities are skipped."""
+    out = []
+    for field, entity in _fields(response):
+        if field != 1:
+            continue
+        for efield, entry in _fields(entity):
+            if efield != 7:
+                continue
+            cid = index = nbytes = packets = 0
+            for cfield, value in _fields(entry):
+                if cfield == 1:
+                    cid = value
+                elif cfield == 2:
+                    index = next((v for f, v in _fields(value) if f == 1), 0)
+                elif cfield == 3:
+                    for dfield, v in _fields(value):
+                        if dfield == 1:
+                            nbytes = v
+                        elif dfield == 2:
+                            packets = v
+            out.append((cid, index, nbytes, packets))
+    return out
 
 
 def describe_entity(entity: p4runtime_pb2.Entity, p4info: P4InfoIndex | None = None) -> str:

@@ -33,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import grpc
-from p4.v1 import p4runtime_pb2
 
 from inaplanner.dataplane.p4info import P4InfoIndex
 from inaplanner.errors import InaplannerError
@@ -72,14 +71,19 @@ class SwitchReader:
     """One switch: its read channel, counter ids and health."""
 
     def __init__(self, inv: SwitchInventory, ports: dict[str, set[int]], rpc_timeout: float,
-                 connect_timeout: float, max_timeout: float | None = None) -> None:
+                 connect_timeout: float, max_timeout: float | None = None,
+                 p4infos: dict[int, P4InfoIndex] | None = None) -> None:
         self.inv = inv
+        #: P4Infos by pipeline cookie, shared by the poller's switches: a testbed's switches
+        #: mostly run one program, so only the first of them sends its P4Info
+        self.p4infos = p4infos if p4infos is not None else {}
         self.ports = {kind: sorted(p) for kind, p in ports.items() if p}
         self.rpc_timeout = rpc_timeout
         self.max_timeout = max(rpc_timeout, max_timeout or rpc_timeout)
         self.connect_timeout = connect_timeout
         self.session = None
         self.counter_ids: dict[str, int] = {}
+        self._request: bytes | None = None  # the serialized Read of this switch's cells
         self.health = SwitchHealth(inv.id, inv.p4runtime)
         self.latency: float | None = None  # moving average of Read round trips, seconds
         self.late = 0  # consecutive late answers
@@ -99,10 +103,15 @@ class SwitchReader:
                               timeout=self.rpc_timeout, connect_timeout=self.connect_timeout,
                               tls=self.inv.tls)
         try:
-            config = session.get_pipeline(with_device_config=False)
-            if config is None:
-                raise SwitchReset(f"switch {self.inv.id}: {RESET_HINT}")
-            index = P4InfoIndex(config.p4info)
+            cookie = session.get_cookie()
+            index = self.p4infos.get(cookie) if cookie else None
+            if index is None:
+                config = session.get_pipeline(with_device_config=False)
+                if config is None:
+                    raise SwitchReset(f"switch {self.inv.id}: {RESET_HINT}")
+                index = P4InfoIndex(config.p4info)
+                if cookie:
+                    self.p4infos[cookie] = index
             ids = {}
             for kind in self.ports:
                 try:
@@ -125,24 +134,23 @@ class SwitchReader:
         if self.session is not None:
             self.session.close()
             self.session = None
+        self._request = None
 
     def read(self, clock: Callable[[], float]) -> dict[tuple[str, str, int], Reading]:
         """Every mapped counter cell, timed at the middle of the Read round trip. Raises on any
         failure."""
         if self.session is None:
             self._open()
-        entities = []
-        for kind, ports in self.ports.items():
-            for port in ports:
-                ce = p4runtime_pb2.CounterEntry(counter_id=self.counter_ids[kind])
-                ce.index.index = port
-                entities.append(p4runtime_pb2.Entity(counter_entry=ce))
+        if self._request is None:
+            self._request = self.session.counter_request(
+                [(self.counter_ids[kind], port) for kind, ports in self.ports.items()
+                 for port in ports])
         from inaplanner.deploy.p4rt import ReadFailed
 
         self.session.timeout = self.deadline()
         sent, started = clock(), time.monotonic()
         try:
-            answer = self.session.read(entities)
+            answer = self.session.read_counters(self._request)
         except ReadFailed as exc:
             if exc.code == "FAILED_PRECONDITION":  # restarted under our open channel
                 raise SwitchReset(f"switch {self.inv.id}: {RESET_HINT}") from None
@@ -154,13 +162,10 @@ class SwitchReader:
         self.latency = took if self.latency is None else 0.8 * self.latency + 0.2 * took
         by_id = {v: k for k, v in self.counter_ids.items()}
         out: dict[tuple[str, str, int], Reading] = {}
-        for e in answer:
-            ce = e.counter_entry
-            kind = by_id.get(ce.counter_id)
-            if kind is None:
-                continue
-            out[(self.inv.id, kind, ce.index.index)] = Reading(t, int(ce.data.byte_count),
-                                                                int(ce.data.packet_count))
+        for counter_id, index, nbytes, packets in answer:
+            kind = by_id.get(counter_id)
+            if kind is not None:
+                out[(self.inv.id, kind, index)] = Reading(t, nbytes, packets)
         return out
 
 
@@ -188,8 +193,10 @@ class Poller:
         self.map: LinkMap = link_map(scenario, inventory)
         rpc = rpc_timeout if rpc_timeout is not None else min(5.0, max(1.0, 0.8 * self.interval))
         conn = connect_timeout if connect_timeout is not None else min(rpc, 2.0)
+        p4infos: dict[int, P4InfoIndex] = {}
         self.readers = {sid: SwitchReader(inventory.switch(sid), ports, rpc, conn,
-                                          max_timeout=max(rpc, 3.0 * self.interval))
+                                          max_timeout=max(rpc, 3.0 * self.interval),
+                                          p4infos=p4infos)
                         for sid, ports in sorted(self.map.switch_ports().items())}
         #: one line per switch polled in plaintext on a non-loopback address
         self.warnings = check_transport(inventory, set(self.readers))

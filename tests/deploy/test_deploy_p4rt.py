@@ -171,3 +171,83 @@ def test_describe_and_keys():
         "table InaIngress.ina_forward [job_id=1 ps_id=2 flow_id=3] -> InaIngress.forward(4)")
     assert entity_key(e) != entity_key(forward_entry(1, 2, 4, 4))
     assert describe_entity(group(5, [1, 2])) == "multicast group 5 [1,2]"
+
+
+def test_open_sessions_and_idle_emulators_hold_no_thread_each():
+    """A deployment holds a primary session to every switch it changes. With a thread or more
+    per stream and per emulator (synchronous gRPC), fat-tree k=32's 1,280 switches were 4,340
+    threads in one process and arbitration answered too late; here 60 emulators with a primary
+    session open on each add a handful of threads, not one per switch."""
+    import threading
+    import time
+
+    before = threading.active_count()
+    handles = [start_emulator(name=f"s{i}") for i in range(60)]
+    sessions = []
+    try:
+        for h in handles:
+            sessions.append(P4RTSession(h.address, 1, (0, 1), label=h.name))
+        assert all(h.state.primary_election_id == 1 for h in handles)
+        assert threading.active_count() - before < 20
+        # the streams still work: a second controller with a higher id takes one switch over
+        with P4RTSession(handles[0].address, 1, (0, 2), label="other"):
+            assert handles[0].state.primary_election_id == 2
+            assert handles[0].state.clients == 2
+        deadline = time.monotonic() + 5.0  # the switch sees the stream end a moment later
+        while handles[0].state.primary_election_id != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert handles[0].state.primary_election_id == 1
+    finally:
+        for s in sessions:
+            s.close()
+        for h in handles:
+            h.stop()
+
+
+def test_counter_cells_decoded_from_the_wire_equal_protobufs_parse():
+    """The monitor decodes counter Read answers from the wire instead of through the
+    pure-Python protobuf; on random answers (large counts, zero fields left out, other
+    entities mixed in) it finds what ReadResponse.FromString finds."""
+    import random
+
+    from inaplanner.deploy.p4rt import counter_cells
+
+    rng = random.Random(7)
+    for _ in range(200):
+        rep = p4runtime_pb2.ReadResponse()
+        want = []
+        for _ in range(rng.randrange(0, 12)):
+            if rng.random() < 0.2:
+                rep.entities.append(forward_entry(1, 0, rng.randrange(1, 300), 3))
+                continue
+            e = rep.entities.add().counter_entry
+            cell = (rng.choice([0, 1, 302000002, 2**32 - 1]), rng.choice([0, 1, 64, 2**40]),
+                    rng.choice([0, 1, 127, 128, 2**31, 2**62]), rng.choice([0, 5, 2**40]))
+            e.counter_id = cell[0]
+            if cell[1] or rng.random() < 0.5:
+                e.index.index = cell[1]
+            e.data.byte_count, e.data.packet_count = cell[2], cell[3]
+            want.append(cell)
+        data = rep.SerializeToString()
+        parsed = [(x.counter_entry.counter_id, x.counter_entry.index.index,
+                   x.counter_entry.data.byte_count, x.counter_entry.data.packet_count)
+                  for x in p4runtime_pb2.ReadResponse.FromString(data).entities
+                  if x.WhichOneof("entity") == "counter_entry"]
+        assert counter_cells(data) == parsed == want
+
+
+def test_counters_read_by_a_prepared_request(switch):
+    """read_counters sends the request made once by counter_request and answers the cells."""
+    with P4RTSession(switch.address, 3, (0, 1), label="switch S1") as s:
+        s.set_pipeline(pipeline_config())
+        counter = P4.proto.counters[0].preamble
+        cid = counter.id
+        switch.set_port_rates({2: (1000.0, 10.0)}, counters=[counter.name])
+        request = s.counter_request([(cid, 1), (cid, 2)])
+        first = s.read_counters(request)
+        assert [(c, i) for c, i, _, _ in first] == [(cid, 1), (cid, 2)]
+        import time
+
+        time.sleep(0.05)
+        second = s.read_counters(request)
+        assert second[0][2:] == (0, 0) and second[1][2] > first[1][2]

@@ -104,3 +104,34 @@ def test_read_is_chunked_for_many_entries(primary, rt):
     req.entities.add().table_entry.table_id = 33554435
     responses = list(primary.stub.Read(req))
     assert len(responses) == 3 and sum(len(r.entities) for r in responses) == 2500
+
+
+def test_reads_given_up_by_their_client_leave_the_switch_answering(emulator, primary, rt):
+    """A monitor gives up on late Reads (its deadline). More such Reads than the emulators
+    have handler threads must not leave the switch deaf to the next one: at fat-tree k=32 a
+    monitor's late Reads wedged all 1,280 emulated switches of a process."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inaplanner.emulator.target import HANDLER_THREADS
+
+    emulator.servicer.rpc_hook = lambda rpc, req: time.sleep(0.2) if rpc == "Read" else None
+    req = p4runtime_pb2.ReadRequest(device_id=1)
+    req.entities.add().counter_entry.counter_id = 302000002  # C.pkts: 4 cells
+
+    def late_read(_i: int) -> grpc.StatusCode:
+        try:
+            list(primary.stub.Read(req, timeout=0.02))
+        except grpc.RpcError as exc:
+            return exc.code()
+        return grpc.StatusCode.OK
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        codes = list(pool.map(late_read, range(HANDLER_THREADS + 16)))
+    assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) > HANDLER_THREADS
+    emulator.servicer.rpc_hook = None
+    time.sleep(0.5)  # the handlers that were sleeping finish
+    answer = list(primary.stub.Read(req, timeout=5.0))
+    assert sum(len(r.entities) for r in answer) == 4
+    assert threading.active_count() < 200

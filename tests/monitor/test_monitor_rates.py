@@ -96,3 +96,25 @@ def test_windowed_rate_spans_the_window_and_smooths_timing_errors():
     assert w.update(key, Reading(3.0, 10, 0)).status == RESET
     r = w.update(key, Reading(4.0, 110, 0))
     assert r.seconds == 1.0 and r.gbps == pytest.approx(gbps(100, 1.0))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["S1", "S2", "S3"]), st.sampled_from(["tx", "rx"]),
+                          st.integers(1, 4)), min_size=1, max_size=30),
+       st.lists(st.one_of(st.sampled_from(["S1", "S2", "S4", "x"]),
+                          st.tuples(st.sampled_from(["S1", "S2"]), st.sampled_from(["tx", "rx"]),
+                                    st.integers(1, 4))), max_size=4))
+def test_forgetting_drops_exactly_the_keys_of_the_switch(keys, forgets):
+    """forget(S) keeps an index by switch instead of walking every key; it drops the same keys
+    as the walk would, plain keys and whole-key matches included."""
+    tr = RateTracker()
+    for i, key in enumerate(keys + ["x"]):
+        tr.update(key, Reading(float(i), i, i))
+    left = set(tr.last)
+    for match in forgets:
+        left = {k for k in left if not (k == match or (isinstance(k, tuple) and k[0] == match))}
+        tr.forget(match)
+        assert set(tr.last) == left
+    for key in keys:  # a forgotten key starts again from a baseline, the others go on
+        status = tr.update(key, Reading(100.0, 10**6, 10**6)).status
+        assert (status == FIRST) == (key not in left)
+        left.add(key)
