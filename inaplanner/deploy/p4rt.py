@@ -182,7 +182,7 @@ class _Stream:
     """The StreamChannel of one session, run on the process's event loop
     (:mod:`inaplanner.aioloop`) over its own ``grpc.aio`` channel to the switch: a synchronous
     stream holds three threads, one waking five times a second, and a deployment holds a stream
-    to every switch it changes. Messages received go to ``inbox(kind)``; the stream's error, if
+    to every switch it changes. Messages received go to ``inbox[kind]``; the stream's error, if
     any, to :attr:`error`."""
 
     def __init__(self, address: str, tls: TLSSettings | None, label: str,
@@ -241,9 +241,9 @@ class _Client(P4RuntimeClient):
 
     handshake_timeout = 5.0
 
-    def __init__(self, device_id: int, channel: grpc.Channel, election_id: list[int],
-                 label: str = "", address: str = "",
-                 tls: TLSSettings | None = None) -> None:  # noqa: D107 - replaces the library's
+    def __init__(  # noqa: D107 - replaces the library's constructor
+            self, device_id: int, channel: grpc.Channel, election_id: list[int], label: str = "",
+            address: str = "", tls: TLSSettings | None = None) -> None:
         self.device_id = device_id
         self.election_id = election_id
         self.role_name = None

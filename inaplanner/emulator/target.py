@@ -125,6 +125,7 @@ class _AbortContext:
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise _Abort(code, details)
 
+
 BEHAVIOURS = ("strict", "bmv2")
 DEFAULT_MAX_MULTICAST_GROUPS = 4096
 #: what PI/bmv2 says in these cases (its real reason is only in the switch's log)
@@ -696,7 +697,7 @@ class EmulatorHandle:
             return cell.data.byte_count, cell.data.packet_count
 
 
-_handlers: futures.ThreadPoolExecutor | None = None
+_handlers: tuple[int, futures.ThreadPoolExecutor] | None = None  # (pid, pool)
 _handlers_lock = threading.Lock()
 #: threads that run the emulators' Write, Read and pipeline RPCs, shared by every emulator of
 #: the process and started as RPCs arrive (the streams run on the event loop)
@@ -704,12 +705,15 @@ HANDLER_THREADS = 64
 
 
 def _handler_pool() -> futures.ThreadPoolExecutor:
+    """The shared pool (a new one in a child process after a fork: threads do not follow)."""
     global _handlers
+    import os
+
     with _handlers_lock:
-        if _handlers is None:
-            _handlers = futures.ThreadPoolExecutor(max_workers=HANDLER_THREADS,
-                                                   thread_name_prefix="p4rt-emulator")
-        return _handlers
+        if _handlers is None or _handlers[0] != os.getpid():
+            _handlers = (os.getpid(), futures.ThreadPoolExecutor(
+                max_workers=HANDLER_THREADS, thread_name_prefix="p4rt-emulator"))
+        return _handlers[1]
 
 
 def start_emulator(host: str = "127.0.0.1", port: int = 0, device_id: int = 1, name: str = "sw",
