@@ -83,19 +83,23 @@ class DeployReport:
     log_path: str = ""
     warnings: list[str] = field(default_factory=list)
 
-    def text(self, details: bool = False, listed: int | None = LISTED) -> str:
+    def text(self, details: bool = False, listed: int | None = LISTED,
+             more: str = "--all") -> str:
         """The report: the verdict, one line of totals, the warnings, then a line per switch
         (with ``details``, the dry run's changes under it) and per host. ``listed`` caps the
         warnings, the switches and the hosts shown (None: all); switches with a problem come
-        first and are always shown."""
+        first and are always shown. ``more`` names what lists the rest ("" says nothing)."""
+        def rest(what: str) -> str:
+            return f"; {more} lists every {what}" if more else ""
+
         head = ("dry run: " if self.dry_run else "") + (
             "ok" if self.ok else f"FAILED: {self.error}")
         lines = [head, "  " + self.totals()]
         warnings = self.warnings if listed is None else self.warnings[:listed]
         lines += [f"  warning: {w}" for w in warnings]
         if len(warnings) < len(self.warnings):
-            lines.append(f"  ... and {len(self.warnings) - len(warnings)} more warnings; "
-                         "--all lists every warning")
+            lines.append(f"  ... and {len(self.warnings) - len(warnings)} more warnings"
+                         + rest("warning"))
         results = sorted(self.switches.values(), key=lambda r: r.status not in PROBLEMS)
         shown = [r for i, r in enumerate(results)
                  if listed is None or i < listed or r.status in PROBLEMS]
@@ -105,15 +109,14 @@ class DeployReport:
                 lines += [f"    {c}" for c in r.changes]
         if len(shown) < len(results):
             lines.append(f"  ... and {len(results) - len(shown)} more switches "
-                         f"({_counts(r.status for r in results[len(shown):])}); "
-                         "--all lists every switch")
+                         f"({_counts(r.status for r in results[len(shown):])})"
+                         + rest("switch"))
         hosts = list(self.hosts.values())
         for h in hosts if listed is None else hosts[:listed]:
             lines.append("  host " + h.line())
         if listed is not None and len(hosts) > listed:
             lines.append(f"  ... and {len(hosts) - listed} more hosts "
-                         f"({_counts(h.status for h in hosts[listed:])}); "
-                         "--all lists every host")
+                         f"({_counts(h.status for h in hosts[listed:])})" + rest("host"))
         lines.append(f"  ({self.seconds:.2f} s)")
         return "\n".join(lines)
 

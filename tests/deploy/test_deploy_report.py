@@ -58,6 +58,9 @@ def test_a_large_report_lists_failures_first_and_counts_the_rest():
     report.hosts["H0"].status = "dry run: would write 1060 bytes"
     report.hosts["H1"].status = "dry run: would write 1061 bytes"
     assert report.totals().endswith("400 hosts: 2 dry run, 398 configured")
+    # where --all means nothing (the GUI's log), the counts stand alone
+    quiet = report.text(more="").splitlines()
+    assert f"  ... and {300 - LISTED} more switches ({300 - LISTED} deployed)" in quiet
     # a small report is whole
     small = _report(5, 3).text().splitlines()
     assert small[0] == "ok" and sum(x.startswith("  switch ") for x in small) == 5

@@ -442,7 +442,7 @@ class DeployDialog(QDialog):
         self._fill_summary(report)
         text = headline(report, cancelled=cancelled)
         self.headline.setText(text)
-        self._log(report.text(details=False))
+        self._log(report.text(details=False, more=""))
         self.main_window.status(text)
         if report.dry_run and report.ok:
             self._fill_changes(report)
