@@ -21,7 +21,7 @@ over a ``grpc.aio`` channel of its own; Write, Read and the pipeline RPCs go ove
 (P4Runtime checks a Write's election id, not its connection). A deployment holds a stream to
 every switch it changes, and a synchronous stream holds three threads: 1,280 switches made
 4,340 threads. The monitor's counter Reads are sent pre-serialized and decoded from the wire
-(:func:`counter_cells`).
+(:func:`inaplanner.dataplane.wire.counter_cells`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from inaplanner import aioloop
 from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.dataplane.wire import counter_cells
 from inaplanner.deploy.p4rt_errors import parse_write_error
 from inaplanner.errors import Cancelled, InaplannerError
 from inaplanner.testbed.inventory import TLSSettings, split_address
@@ -502,68 +503,6 @@ class P4RTSession:
             if on_batch is not None:
                 on_batch(stats.updates, total)
         return stats
-
-
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, i
-        shift += 7
-
-
-def _fields(data: bytes):
-    """(field number, value) of each field of one message: an int for varints, bytes for
-    length-delimited fields (fixed-width fields are skipped)."""
-    i, end = 0, len(data)
-    while i < end:
-        tag, i = _varint(data, i)
-        kind = tag & 7
-        if kind == 0:
-            value, i = _varint(data, i)
-            yield tag >> 3, value
-        elif kind == 2:
-            n, i = _varint(data, i)
-            yield tag >> 3, data[i:i + n]
-            i += n
-        elif kind == 1:
-            i += 8
-        elif kind == 5:
-            i += 4
-        else:
-            raise ValueError(f"wire type {kind} is not in a ReadResponse")
-
-
-def counter_cells(response: bytes) -> list[tuple[int, int, int, int]]:
-    """The counter cells of a serialized ReadResponse, as ``(counter id, index, bytes,
-    packets)``, decoded straight from the protobuf wire format (ReadResponse.entities = 1,
-    Entity.counter_entry = 7; CounterEntry: counter_id = 1, index = 2 (Index.index = 1),
-    data = 3 (CounterData: byte_count = 1, packet_count = 2); p4runtime.proto). Other
-    entities are skipped."""
-    out = []
-    for field, entity in _fields(response):
-        if field != 1:
-            continue
-        for efield, entry in _fields(entity):
-            if efield != 7:
-                continue
-            cid = index = nbytes = packets = 0
-            for cfield, value in _fields(entry):
-                if cfield == 1:
-                    cid = value
-                elif cfield == 2:
-                    index = next((v for f, v in _fields(value) if f == 1), 0)
-                elif cfield == 3:
-                    for dfield, v in _fields(value):
-                        if dfield == 1:
-                            nbytes = v
-                        elif dfield == 2:
-                            packets = v
-            out.append((cid, index, nbytes, packets))
-    return out
 
 
 def describe_entity(entity: p4runtime_pb2.Entity, p4info: P4InfoIndex | None = None) -> str:

@@ -15,6 +15,7 @@ from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 
 from inaplanner.dataplane.p4info import P4InfoIndex
+from inaplanner.dataplane.wire import wire_field
 from inaplanner.emulator.validate import (
     EntityError,
     check_multicast_group,
@@ -270,20 +271,3 @@ class DeviceState:
             return [self.groups[g] for g in sorted(self.groups)]
         found = self.groups.get(entry.multicast_group_id)
         return [found] if found is not None else []
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def wire_field(number: int, payload: bytes) -> bytes:
-    """A length-delimited protobuf field: tag, length, payload."""
-    return varint((number << 3) | 2) + varint(len(payload)) + payload

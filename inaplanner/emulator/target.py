@@ -64,7 +64,8 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from inaplanner import aioloop
 from inaplanner.dataplane.p4info import P4InfoIndex
-from inaplanner.emulator.state import DeviceState, wire_field
+from inaplanner.dataplane.wire import wire_field
+from inaplanner.emulator.state import DeviceState
 from inaplanner.emulator.status import DETAILS_KEY, build_write_status
 from inaplanner.emulator.validate import EntityError
 from inaplanner.errors import InaplannerError

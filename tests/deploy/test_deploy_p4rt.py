@@ -210,7 +210,7 @@ def test_counter_cells_decoded_from_the_wire_equal_protobufs_parse():
     entities mixed in) it finds what ReadResponse.FromString finds."""
     import random
 
-    from inaplanner.deploy.p4rt import counter_cells
+    from inaplanner.dataplane.wire import counter_cells
 
     rng = random.Random(7)
     for _ in range(200):
