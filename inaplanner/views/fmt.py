@@ -180,3 +180,10 @@ def seconds(x: float | None, digits: int = 3) -> str:
 def nbytes(x: float | None, digits: int = 4) -> str:
     """A size given in bytes, decimal prefixes (1 MB = 10**6 bytes): ``306 B``, ``5 MB``."""
     return _scaled(x, _BYTES, digits, "B")
+
+
+def names(items: list[str], limit: int = 12) -> str:
+    """Up to ``limit`` names, then how many more: ``A, B, C and 253 more`` (a label stays a line
+    or two at fat-tree k=32's 256 programmable switches)."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

@@ -133,3 +133,13 @@ def test_the_planner_form_shows_60_not_60_000000(qtbot):
     assert w.text() == "0.3"
     set_value(w, 0.1000015)
     assert w.text() == "0.100002" or w.text() == "0.100001"  # the spin box keeps six decimals
+
+
+def test_names_stop_at_the_limit_and_count_the_rest():
+    from inaplanner.views.fmt import names
+
+    ids = [f"S{i}" for i in range(256)]
+    assert names(ids) == ", ".join(ids[:12]) + " and 244 more"
+    assert names(ids[:12]) == ", ".join(ids[:12])
+    assert names(["A", "B", "C"], limit=2) == "A, B and 1 more"
+    assert names([]) == ""

@@ -587,9 +587,12 @@ class DeployDialog(QDialog):
         self.emulated = tb
         self._emulated_dir = directory
         self.testbed_edit.setText(str(path))
-        names = ", ".join(sorted(tb.handles))
+        from inaplanner.views.fmt import names
+
+        ids = sorted(tb.handles)
         self.emulated_label.setText(f"{len(tb.handles)} emulated switch(es) on 127.0.0.1 "
-                                    f"({names}); they stop when this dialog closes")
+                                    f"({names(ids)}); they stop when this dialog closes")
+        self.emulated_label.setToolTip(", ".join(ids))
         self._log(f"emulated testbed: {len(tb.handles)} switch(es), testbed file {path}")
         for sid, h in tb.handles.items():
             self._log(f"  switch {sid}: P4Runtime on {h.address}")
