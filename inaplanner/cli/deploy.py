@@ -143,29 +143,41 @@ def run_deploy(args: argparse.Namespace) -> int:
         return _run_recover(args)
     if not args.plan:
         raise InaplannerError("give PLAN (or --recover to finish a killed deployment)")
+    from inaplanner.cli.progress import TerminalProgress, progress_mode
     from inaplanner.deploy.deployer import Deployer, DeployOptions
     from inaplanner.deploy.results import LISTED
     from inaplanner.progress import Progress, ProgressEvent
 
     scenario, plan, inventory = _load_inputs(args)
-    progress = Progress()  # one row a switch: events carry node, phase (the step) and state
+    # The run's overall progress (prepare, apply, workers, rollback: switches done of all) is one
+    # bar on a terminal, a line a second otherwise; each switch's own steps are a row of the
+    # GUI's board and of the --log file. On stderr, besides the bar: warnings and failures as they
+    # happen, and with -v every step of every switch.
+    progress = Progress()
+    view = TerminalProgress(progress, sys.stderr, mode=progress_mode(args), label="deploy")
+    every_step = bool(getattr(args, "verbose", 0))
 
     def show(p: ProgressEvent) -> None:
-        if p.state == "progress":
-            return
+        if not p.node or p.state == "progress":
+            return  # the overall progress is the bar's; a switch's write batches are its row's
         if p.state == "output":
-            _line(f"  [{p.node}] | {p.message}")
-        else:
-            _line(f"[{p.node}] {p.phase}: {p.state}" + (f" — {p.message}" if p.message else ""))
+            if every_step:
+                view.say(f"  [{p.node}] | {p.message}")
+        elif every_step or p.state == "failed":
+            view.say(f"[{p.node}] {p.phase}: {p.state}" + (f" — {p.message}" if p.message else ""))
+        elif p.state == "info" and p.message.startswith("warning"):
+            view.say(f"[{p.node}] {p.message}")
 
-    if not args.quiet:
-        progress.subscribe(show)
+    progress.subscribe(show)
     options = DeployOptions(dry_run=args.dry_run, batch_size=max(1, args.batch),
                             parallel=max(1, args.parallel),
                             log_path=Path(args.log) if args.log else None,
                             plan_label=str(args.plan))
     deployer = Deployer(scenario, plan, inventory, options, progress=progress)
     interrupts = [0]
+
+    def say(text: str) -> None:
+        view.say(text, always=True)
 
     def on_signal(signum: int) -> None:
         """SIGINT, SIGTERM, SIGHUP: the first cancels through the Progress's token and every
@@ -175,24 +187,25 @@ def run_deploy(args: argparse.Namespace) -> int:
         name = signal.Signals(signum).name
         if not progress.cancelled:
             progress.cancel()
-            _line(f"\ninaplanner: {name}: cancelling; every switch written so far is rolled back "
-                  "to the old plan")
+            say(f"inaplanner: {name}: cancelling; every switch written so far is rolled back "
+                "to the old plan")
             return
         if signum != signal.SIGINT:
-            _line(f"inaplanner: {name} ignored: the rollback is running")
+            say(f"inaplanner: {name} ignored: the rollback is running")
             return
         interrupts[0] += 1
         if interrupts[0] == 1:
-            _line("inaplanner: Ctrl-C ignored: the rollback is running and ends with every "
-                  "switch on the old plan; Ctrl-C once more aborts it and leaves them split")
+            say("inaplanner: Ctrl-C ignored: the rollback is running and ends with every "
+                "switch on the old plan; Ctrl-C once more aborts it and leaves them split")
             return
-        _line(f"inaplanner: aborted during the rollback: {deployer.plan_status()}; run "
-              f"'inaplanner deploy --recover --testbed {args.testbed} [--to old|new]'")
+        say(f"inaplanner: aborted during the rollback: {deployer.plan_status()}; run "
+            f"'inaplanner deploy --recover --testbed {args.testbed} [--to old|new]'")
         os._exit(130)
 
     restore = _on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), on_signal)
     try:
-        report = deployer.run()
+        with view:
+            report = deployer.run()
     finally:
         restore()
     print(report.text(details=args.dry_run, listed=None if args.list_all else LISTED))
@@ -247,12 +260,17 @@ def run_emulate(args: argparse.Namespace) -> int:
                                 behaviour=args.behaviour, **tls)
     try:
         if plan is not None:
+            from inaplanner.cli.progress import TerminalProgress, progress_mode
             from inaplanner.deploy.deployer import deploy
             from inaplanner.monitor.drive import drive_plan
+            from inaplanner.progress import Progress
 
-            report = deploy(scenario, plan, tb.inventory)
+            progress = Progress()  # every switch of a fat-tree k=32 takes a minute: show it
+            with TerminalProgress(progress, sys.stderr, mode=progress_mode(args), label="deploy"):
+                report = deploy(scenario, plan, tb.inventory, progress=progress)
             if not report.ok:
-                raise InaplannerError("deploying the plan on the emulated switches failed:\n" + report.text())
+                raise InaplannerError("deploying the plan on the emulated switches failed:\n"
+                                      + report.text(more=""))
             drive_plan(tb.handles, scenario, tb.inventory, plan, noise=args.noise)
             print(f"deployed {args.plan}; port counters follow its link loads")
         for sid, h in tb.handles.items():

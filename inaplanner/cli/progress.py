@@ -5,7 +5,8 @@
   so the command's own output starts on a clean line;
 * stderr is a file or a pipe: one line per phase change (for work that reports only messages, per
   message change, at most one a second), plus one line when the incumbent or the bound improves,
-  at most one every two seconds;
+  at most one every two seconds; what a phase ended with, when the rate limit held it back, comes
+  before the next phase's line;
 * ``-q``: nothing.
 
 The bar is a few lines of our own rather than tqdm or rich: the program's progress is one object
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from inaplanner.progress import Progress, ProgressEvent
-from inaplanner.views.fmt import num, pct
+from inaplanner.views.fmt import progress_text
 
 BAR_WIDTH = 24
 REDRAW_S = 0.1
@@ -55,20 +56,7 @@ def _columns(stream: TextIO) -> int:
 
 def describe(ev: ProgressEvent) -> str:
     """``phase: message (incumbent X, bound Y, gap Z %)`` of one event."""
-    parts = [ev.phase] if ev.phase else []
-    if ev.message and ev.message != ev.phase:
-        parts.append(ev.message)
-    what = ": ".join(parts)
-    figures = []
-    if ev.incumbent is not None:
-        figures.append(f"incumbent {num(ev.incumbent)}")
-    if ev.bound is not None:
-        figures.append(f"bound {num(ev.bound)}")
-    if ev.gap is not None:
-        figures.append(f"gap {pct(ev.gap, 2)}")
-    if figures:
-        what = f"{what} ({', '.join(figures)})" if what else ", ".join(figures)
-    return what
+    return progress_text(ev.phase, ev.message, ev.incumbent, ev.bound, ev.gap)
 
 
 class TerminalProgress:
@@ -86,9 +74,11 @@ class TerminalProgress:
             raise ValueError(f"mode {mode!r}: one of auto, bar, lines, off")
         self.mode = mode
         self.label = label
-        self._lock = threading.Lock()
+        # re-entrant: a signal handler on the main thread may say() while that thread draws
+        self._lock = threading.RLock()
         self._unsubscribe = None
         self._drawn = False
+        self._bar_text = ""
         self._last_draw = -1e9
         self._last_phase: str | None = None
         self._last_message: str | None = None
@@ -141,14 +131,30 @@ class TerminalProgress:
         text = " ".join(x for x in (self.label, bar, describe(ev), f"{ev.elapsed:.1f} s") if x)
         if len(text) > width - 1:
             text = text[: max(width - 2, 1)] + "…"
-        self._write("\r" + text + "\x1b[K")
+        self._bar_text = "\r" + text + "\x1b[K"
+        self._write(self._bar_text)
         self._drawn = True
+
+    def say(self, text: str, *, always: bool = False) -> None:
+        """Write one whole line (a warning, a failure) on the stream; on a terminal above the
+        bar, which is drawn again below it. Nothing with ``-q`` unless ``always``."""
+        with self._lock:
+            if self.mode == "bar" and self._drawn:
+                self._write("\r\x1b[K" + text + "\n" + self._bar_text)
+            elif self.mode != "off" or always:
+                try:
+                    self.stream.write(text + "\n")
+                    self.stream.flush()
+                except (OSError, ValueError):  # the terminal went away (SIGHUP)
+                    pass
 
     def _lines(self, ev: ProgressEvent) -> None:
         now = time.monotonic()
         figures = (ev.incumbent, ev.bound)
         if ev.phase != (self._last_phase or ""):
             show = True
+            if self._pending is not None and self._pending.phase == self._last_phase:
+                self._line(self._pending)  # how the phase ended, held back by the rate limit
         elif ev.message != (self._last_message or "") and ev.message:
             show = now - self._last_message_line >= MESSAGE_LINE_S
         elif figures != self._last_figures and figures != (None, None):

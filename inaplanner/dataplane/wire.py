@@ -1,7 +1,8 @@
 """The protobuf wire format, by hand, where the pure-Python protobuf (3.20, pinned through
 p4runtime-shell; no C++ wheel for Python 3.11) is too slow: the emulator sends Read answers it
-has already serialized (:func:`wire_field`), and the monitor decodes counter Read answers
-without building messages (:func:`counter_cells`)."""
+has already serialized (:func:`wire_field`), reads a monitor's counter Read from the wire
+(:func:`counter_read_request`) and writes its cells by hand (:func:`counter_entity`), and the
+monitor decodes counter Read answers without building messages (:func:`counter_cells`)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,58 @@ def counter_cells(response: bytes) -> list[tuple[int, int, int, int]]:
                             packets = v
             out.append((cid, index, nbytes, packets))
     return out
+
+
+def varint_field(number: int, value: int) -> bytes:
+    """A varint protobuf field: tag, value (a negative int64 as its ten-byte two's complement)."""
+    return varint(number << 3) + varint(value & 0xFFFFFFFFFFFFFFFF if value < 0 else value)
+
+
+def counter_read_request(request: bytes) -> tuple[int, list[tuple[int, int | None]]] | None:
+    """``(device id, [(counter id, index or None), ...])`` of a serialized ReadRequest that reads
+    counter cells only, by counter id and index, as the monitor's reads do (ReadRequest:
+    device_id = 1, entities = 2; Entity.counter_entry = 7; CounterEntry: counter_id = 1,
+    index = 2 (Index.index = 1); p4runtime.proto). None for anything else (another entity, a
+    data filter, a role, a field this does not know, bytes that do not parse): the caller then
+    parses the request with protobuf, so the answer never depends on which path read it."""
+    device_id = 0
+    cells: list[tuple[int, int | None]] = []
+    try:
+        for field, value in fields(request):
+            if field == 1 and isinstance(value, int):
+                device_id = value
+            elif field == 2 and isinstance(value, bytes):
+                parts = list(fields(value))
+                if len(parts) != 1 or parts[0][0] != 7 or not isinstance(parts[0][1], bytes):
+                    return None
+                counter_id, index = 0, None
+                for cfield, cvalue in fields(parts[0][1]):
+                    if cfield == 1 and isinstance(cvalue, int):
+                        counter_id = cvalue
+                    elif cfield == 2 and isinstance(cvalue, bytes):
+                        index = 0
+                        for ifield, ivalue in fields(cvalue):
+                            if ifield != 1 or not isinstance(ivalue, int):
+                                return None
+                            index = ivalue - (1 << 64) if ivalue >= 1 << 63 else ivalue
+                    else:
+                        return None
+                cells.append((counter_id, index))
+            else:
+                return None
+    except (IndexError, ValueError):
+        return None
+    return device_id, cells
+
+
+def counter_entity(counter_id: int, index: int, nbytes: int | None,
+                   packets: int | None) -> bytes:
+    """A serialized Entity holding one counter cell, byte for byte what protobuf writes for
+    ``Entity(counter_entry=CounterEntry(counter_id, index, data))`` (``nbytes``/``packets``
+    None: the counter does not count them)."""
+    entry = varint_field(1, counter_id) if counter_id else b""
+    entry += wire_field(2, varint_field(1, index) if index else b"")
+    if nbytes is not None or packets is not None:
+        entry += wire_field(3, (varint_field(1, nbytes) if nbytes else b"")
+                            + (varint_field(2, packets) if packets else b""))
+    return wire_field(7, entry)

@@ -19,6 +19,7 @@ from typing import Any
 
 from inaplanner.dataplane.p4info import DEFAULT_P4INFO
 from inaplanner.errors import InaplannerError
+from inaplanner.fdlimit import ensure_open_files
 from inaplanner.testbed.inventory import (
     DEFAULT_ELECTION_ID,
     TARGET_DEFAULTS,
@@ -81,6 +82,9 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
     ids = switch_ids if switch_ids is not None else emulated_switch_ids(scenario)
     if not ids:
         raise InaplannerError(f"scenario {scenario.name!r} has no switches to emulate")
+    # each switch: its listening socket and the two connections a deployment opens to it (the
+    # deployer's own two, in this process or another, it counts itself)
+    ensure_open_files(3 * len(ids), f"emulating {len(ids)} switches")
     tb = EmulatedTestbed(Inventory(source=str(out), known_hosts=directory / "known_hosts",
                                    base_dir=directory), path=out)
     try:

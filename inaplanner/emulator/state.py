@@ -8,7 +8,7 @@ every access with one lock. Counters can grow by themselves at given rates
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from google.rpc import code_pb2
@@ -214,34 +214,49 @@ class DeviceState:
 
     def counter_entries(self, entry: p4runtime_pb2.CounterEntry) -> list[p4runtime_pb2.CounterEntry]:
         """Counter cells matching a read request (id 0 = all counters, no index = all cells)."""
-        assert self.p4info is not None
         self.advance()
-        if entry.counter_id == 0:
-            ids = sorted(self.p4info.counters)
-        elif entry.counter_id in self.p4info.counters:
-            ids = [entry.counter_id]
-        else:
-            raise EntityError(code_pb2.INVALID_ARGUMENT, f"unknown counter id {entry.counter_id}")
         out = []
+        index = entry.index.index if entry.HasField("index") else None
+        for cid, i, nbytes, packets in self.counter_values(entry.counter_id, index):
+            msg = p4runtime_pb2.CounterEntry(counter_id=cid)
+            msg.index.index = i
+            if nbytes is not None:
+                msg.data.byte_count = nbytes
+            if packets is not None:
+                msg.data.packet_count = packets
+            out.append(msg)
+        return out
+
+    def counter_values(self, counter_id: int, index: int | None
+                       ) -> list[tuple[int, int, int | None, int | None]]:
+        """``(counter id, index, bytes, packets)`` of the cells a counter read names (id 0 = all
+        counters, index None = all cells; None for a unit the counter does not count), as they
+        stand at the last :meth:`advance`."""
+        assert self.p4info is not None
+        if counter_id == 0:
+            ids = sorted(self.p4info.counters)
+        elif counter_id in self.p4info.counters:
+            ids = [counter_id]
+        else:
+            raise EntityError(code_pb2.INVALID_ARGUMENT, f"unknown counter id {counter_id}")
+        out: list[tuple[int, int, int | None, int | None]] = []
         for cid in ids:
             info = self.p4info.counters[cid]
-            if entry.HasField("index"):
-                if not 0 <= entry.index.index < info.size:
+            if index is not None:
+                if not 0 <= index < info.size:
                     raise EntityError(code_pb2.INVALID_ARGUMENT,
-                                      f"counter {info.name}: index {entry.index.index} out of range")
-                indexes = [entry.index.index]
+                                      f"counter {info.name}: index {index} out of range")
+                indexes: Iterable[int] = (index,)
             else:
-                indexes = list(range(info.size))
+                indexes = range(info.size)
+            counts_bytes = info.unit in ("bytes", "both")
+            counts_packets = info.unit in ("packets", "both")
             cells = self.counters.get(cid, {})
+            zero = CounterCell()
             for i in indexes:
-                cell = cells.get(i, CounterCell())
-                msg = p4runtime_pb2.CounterEntry(counter_id=cid)
-                msg.index.index = i
-                if info.unit in ("bytes", "both"):
-                    msg.data.byte_count = int(cell.bytes)
-                if info.unit in ("packets", "both"):
-                    msg.data.packet_count = int(cell.packets)
-                out.append(msg)
+                cell = cells.get(i, zero)
+                out.append((cid, i, int(cell.bytes) if counts_bytes else None,
+                            int(cell.packets) if counts_packets else None))
         return out
 
     # -- reads ---------------------------------------------------------------------------------

@@ -59,12 +59,13 @@ from dataclasses import dataclass, field
 import grpc
 import grpc.aio
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from inaplanner import aioloop
 from inaplanner.dataplane.p4info import P4InfoIndex
-from inaplanner.dataplane.wire import wire_field
+from inaplanner.dataplane.wire import counter_entity, counter_read_request, wire_field
 from inaplanner.emulator.state import DeviceState
 from inaplanner.emulator.status import DETAILS_KEY, build_write_status
 from inaplanner.emulator.validate import EntityError
@@ -469,36 +470,82 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
     async def Read(self, request, context):  # noqa: N802
         """Yields ReadResponse messages already serialized (see :func:`add_to_server`).
 
-        The answer is made on a handler thread and sent from the event loop: a synchronous
-        streaming handler whose client gives up (a deadline) keeps its ``grpc.aio`` handler
-        thread blocked for good, and a monitor's late Reads used up every thread at fat-tree
-        k=32."""
+        A counter read (a monitor's poll) is answered on the event loop when the switch is free
+        at once; any other read, or one that would wait for a Write, is made on a handler thread
+        and sent from the event loop: a synchronous streaming handler whose client gives up (a
+        deadline) keeps its ``grpc.aio`` handler thread blocked for good, and a monitor's late
+        Reads used up every thread at fat-tree k=32."""
         try:
-            chunks = await asyncio.get_running_loop().run_in_executor(
-                _handler_pool(), self._read_answer, request)
+            chunks = self._read_now(request)
+            if chunks is None:
+                chunks = await asyncio.get_running_loop().run_in_executor(
+                    _handler_pool(), self._read_answer, request)
         except _Abort as exc:
             await context.abort(exc.code, exc.details)
         for chunk in chunks:
             yield chunk
 
-    def _read_answer(self, request) -> list[bytes]:
+    def _read_now(self, raw: bytes) -> list[bytes] | None:
+        """The answer to a counter read when it can be made without waiting (no rpc_hook to
+        call, the switch's lock free), else None. Handing each of a monitor's reads to a
+        thread and back cost an emulated switch more than the read itself."""
+        if self.rpc_hook is not None:
+            return None
+        cells = counter_read_request(raw)
+        if cells is None:
+            return None
+        self._check_device(cells[0], _AbortContext())
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self._answer(None, cells[1])
+        finally:
+            self.lock.release()
+
+    def _read_answer(self, raw: bytes) -> list[bytes]:
+        """The answer to a serialized ReadRequest. A request that reads counter cells by id and
+        index (a monitor's poll) is read straight from the wire (:func:`counter_read_request`),
+        and its cells are written back the same way: parsing and building those messages with
+        the pure-Python protobuf was most of an emulated switch's time under a monitor."""
+        cells = counter_read_request(raw) if self.rpc_hook is None else None
+        if cells is not None:
+            self._check_device(cells[0], _AbortContext())
+            with self.lock:
+                return self._answer(None, cells[1])
+        try:
+            request = p4runtime_pb2.ReadRequest.FromString(raw)
+        except DecodeError:
+            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT,
+                         "the ReadRequest does not parse") from None
         if self.rpc_hook is not None:
             self.rpc_hook("Read", request)
-        context = _AbortContext()
-        self._check_device(request.device_id, context)
+        self._check_device(request.device_id, _AbortContext())
         with self.lock:
-            if self.state.p4info is None:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                              BMV2_NO_PIPELINE if self.behaviour == "bmv2"
-                              else "no pipeline config is set")
-            if self.failed:
-                context.abort(grpc.StatusCode.UNKNOWN, BMV2_READ_FAILED)
-            found: list[bytes] = []
-            try:
+            return self._answer(request, [])
+
+    def _answer(self, request: p4runtime_pb2.ReadRequest | None,
+                cells: list[tuple[int, int | None]]) -> list[bytes]:
+        """The chunks answering ``request``, or with None the counter ``cells`` read from the
+        wire (under the lock)."""
+        context = _AbortContext()
+        if self.state.p4info is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          BMV2_NO_PIPELINE if self.behaviour == "bmv2"
+                          else "no pipeline config is set")
+        if self.failed:
+            context.abort(grpc.StatusCode.UNKNOWN, BMV2_READ_FAILED)
+        self.state.advance()  # once a read: the cells it answers are of one instant
+        found: list[bytes] = []
+        try:
+            if request is None:
+                for counter_id, index in cells:
+                    found += [counter_entity(*cell)
+                              for cell in self.state.counter_values(counter_id, index)]
+            else:
                 for entity in request.entities:
                     found.extend(self._read_one(entity))
-            except EntityError as exc:
-                context.abort(_grpc_code(exc.code), exc.message)
+        except EntityError as exc:
+            context.abort(_grpc_code(exc.code), exc.message)
         return [b"".join(wire_field(1, e) for e in found[start:start + READ_CHUNK])
                 for start in range(0, len(found), READ_CHUNK)]
 
@@ -515,8 +562,9 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
             return [wire_field(9, wire_field(1, g.SerializeToString()))
                     for g in st.group_entries(pre.multicast_group_entry)]
         if kind == "counter_entry":
-            return [wire_field(7, c.SerializeToString())
-                    for c in st.counter_entries(entity.counter_entry)]
+            entry = entity.counter_entry
+            index = entry.index.index if entry.HasField("index") else None
+            return [counter_entity(*cell) for cell in st.counter_values(entry.counter_id, index)]
         if kind == "register_entry":
             raise EntityError(code_pb2.UNIMPLEMENTED,
                               "register reads are not implemented (as in bmv2's P4Runtime server)")
@@ -530,7 +578,7 @@ def add_to_server(servicer: P4RuntimeEmulator, server: grpc.Server | grpc.aio.Se
         "Write": grpc.unary_unary_rpc_method_handler(
             servicer.Write, pb.WriteRequest.FromString, pb.WriteResponse.SerializeToString),
         "Read": grpc.unary_stream_rpc_method_handler(
-            servicer.Read, pb.ReadRequest.FromString, None),
+            servicer.Read, None, None),  # bytes in (see _read_answer), bytes out
         "SetForwardingPipelineConfig": grpc.unary_unary_rpc_method_handler(
             servicer.SetForwardingPipelineConfig, pb.SetForwardingPipelineConfigRequest.FromString,
             pb.SetForwardingPipelineConfigResponse.SerializeToString),

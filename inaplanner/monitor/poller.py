@@ -36,6 +36,7 @@ import grpc
 
 from inaplanner.dataplane.p4info import P4InfoIndex
 from inaplanner.errors import InaplannerError
+from inaplanner.fdlimit import ensure_open_files
 from inaplanner.model import Scenario
 from inaplanner.monitor.mapping import COUNTER_ALIASES, LinkMap, link_map
 from inaplanner.monitor.rates import COUNTER_BITS, RateTracker, Reading
@@ -198,6 +199,7 @@ class Poller:
                                           max_timeout=max(rpc, 3.0 * self.interval),
                                           p4infos=p4infos)
                         for sid, ports in sorted(self.map.switch_ports().items())}
+        ensure_open_files(len(self.readers), f"monitoring {len(self.readers)} switches")
         #: one line per switch polled in plaintext on a non-loopback address
         self.warnings = check_transport(inventory, set(self.readers))
         self.tracker = RateTracker(counter_bits, window)

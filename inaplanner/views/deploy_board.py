@@ -66,8 +66,9 @@ class ProgressBoard:
 
     def apply(self, p: ProgressEvent) -> int | None:
         """Fold one event into its node's row (a new row for a node not listed yet); None when
-        the event changes no row (streamed build output goes to the log only)."""
-        if p.state == "output":
+        the event changes no row (streamed build output goes to the log only; the run's overall
+        progress, an event without a node, goes to the headline)."""
+        if p.state == "output" or not p.node:
             return None
         i = self._index.get(p.node)
         if i is None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-__all__ = ["ZERO", "delta", "fixed", "gbps", "nbytes", "num", "pct", "seconds", "signed",
-           "signed_pct"]
+__all__ = ["ZERO", "delta", "fixed", "gbps", "names", "nbytes", "num", "pct", "progress_text",
+           "seconds", "signed", "signed_pct"]
 
 #: Magnitudes below this are float noise for every quantity the program shows (Gbps, seconds,
 #: bytes, shares) and print as ``0``.
@@ -187,3 +187,23 @@ def names(items: list[str], limit: int = 12) -> str:
     or two at fat-tree k=32's 256 programmable switches)."""
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def progress_text(phase: str = "", message: str = "", incumbent: float | None = None,
+                  bound: float | None = None, gap: float | None = None) -> str:
+    """One progress report as the terminal's bar, the planner panel and the Deploy dialog show
+    it: ``phase: message (incumbent X, bound Y, gap Z %)``, leaving out what is not known."""
+    parts = [phase] if phase else []
+    if message and message != phase:
+        parts.append(message)
+    what = ": ".join(parts)
+    figures = []
+    if incumbent is not None:
+        figures.append(f"incumbent {num(incumbent)}")
+    if bound is not None:
+        figures.append(f"bound {num(bound)}")
+    if gap is not None:
+        figures.append(f"gap {pct(gap, 2)}")
+    if figures:
+        what = f"{what} ({', '.join(figures)})" if what else ", ".join(figures)
+    return what

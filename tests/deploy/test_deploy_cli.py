@@ -63,8 +63,11 @@ def test_emulate_then_deploy_from_the_command_line(tmp_path, capsys):
         assert all(sw.ssh is None for sw in inv.switches.values())
 
         code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "--dry-run"])
-        out = capsys.readouterr().out
+        out, err = capsys.readouterr()
         assert code == 0 and out.startswith("dry run: ok")
+        # stderr, not a terminal: the run's overall progress as lines, no step of any switch
+        assert "inaplanner: deploy: 100% dry run: 2/2 switches [" in err, err
+        assert "[L1]" not in err and len(err.splitlines()) <= 4, err
         assert "switch L1: dry run; pipeline: install; insert" in out
         assert "+ table InaIngress." in out
         assert not (tmp_path / "workers").exists()
@@ -78,9 +81,12 @@ def test_emulate_then_deploy_from_the_command_line(tmp_path, capsys):
         assert cfg["host"] == "H1" and cfg["tasks"][0]["job"] == "j0"
         assert "[L2] verify done" in log.read_text()
 
-        code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "-q"])
-        out = capsys.readouterr().out
+        code = main(["deploy", str(plan_path), "--testbed", str(tb_path), "-v"])
+        out, err = capsys.readouterr()
         assert code == 0 and "switch L1: unchanged; unchanged" in out
+        # -v: every step of every switch as well
+        assert "[L1] snapshot: done — same pipeline" in err and "[L2] verify: done" in err, err
+        assert "apply: 2/2 switches" in err
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -170,3 +176,72 @@ def test_trust_records_unknown_host_keys_only_when_told(sshd, tmp_path, capsys, 
     assert (tmp_path / "kh").read_text().split()[:2] == [f"[127.0.0.1]:{sshd.port}", "ssh-ed25519"]
     assert main(["testbed", "trust", str(tb)]) == 0
     assert "already known" in capsys.readouterr().out
+
+
+def _limits(pid: int) -> tuple[int, int]:
+    with open(f"/proc/{pid}/limits", encoding="utf-8") as fh:
+        line = next(x for x in fh if x.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    return int(soft), int(hard)
+
+
+def test_a_low_open_files_limit_is_raised_for_many_switches(tmp_path):
+    """Most Linux systems start a process with a soft limit of 1,024 open files; fat-tree k=16's
+    320 switches, emulated and deployed in one process, then failed with "Too many open files".
+    Here a soft limit of 200 against fat-tree k=8's 80 switches (each: a listening socket and
+    the deployment's two connections, both ends in this process) is raised to the hard limit and
+    the plan is deployed on every switch."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    sc_path, plan_path, tb_path = tmp_path / "ft8.json", tmp_path / "plan.json", tmp_path / "tb.toml"
+    assert main(["generate", "fat-tree", "--k", "8", "--programmable", "0.2", "--jobs", "1",
+                 "--tasks-per-job", "1", "--workers-per-job", "8", "--seed", "1",
+                 "-o", str(sc_path)]) == 0
+    assert main(["plan", str(sc_path), "--planner", "random", "-o", str(plan_path), "-q"]) == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(sc_path), "--plan",
+         str(plan_path), "-o", str(tb_path), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard)),
+    )
+    try:
+        out = []
+        for line in proc.stdout:
+            out.append(line)
+            if line.startswith("running"):
+                break
+        assert out and out[-1].startswith("running"), ("".join(out), proc.stderr.read())
+        assert any(line.startswith("deployed ") for line in out)
+        assert sum(line.startswith("switch ") for line in out) == 80
+        assert _limits(proc.pid)[0] > 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def test_too_low_a_hard_limit_is_one_clear_line_before_anything_starts():
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
+        "from inaplanner.errors import InaplannerError\n"
+        "from inaplanner.fdlimit import ensure_open_files\n"
+        "ensure_open_files(10, 'a few')\n"
+        "try:\n"
+        "    ensure_open_files(1000, 'deploying 500 switches')\n"
+        "except InaplannerError as exc:\n"
+        "    print(exc)\n"
+        "print(resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    first, limits = run.stdout.splitlines()
+    assert first.startswith("deploying 500 switches needs about 10")
+    assert "may open at most 100 (the hard limit, ulimit -Hn)" in first
+    assert limits == "(100, 100)"

@@ -161,6 +161,17 @@ def test_full_deploy_reads_back_equal(testbed):
         assert report.hosts[w].status == "configured"
     log = (testbed.tmp / "deploy.log").read_text()
     assert "[L1] verify done" in log and "compiled ina_v1model.p4" in log
+    # the run's overall progress: switches prepared, switches applied, worker files, in order,
+    # never going back, each stage ending with all of its items
+    overall = [e for e in events if not e.node]
+    assert [e.phase for e in overall if e.phase != overall[overall.index(e) - 1].phase
+            or e is overall[0]] == ["prepare", "apply", "workers"]
+    fractions = [e.fraction for e in overall]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
+    n, w = len(want.switches), len(want.hosts)
+    last = {e.phase: e.message for e in overall}
+    assert last == {"prepare": f"{n}/{n} switches", "apply": f"{n}/{n} switches",
+                    "workers": f"{w}/{w} worker files"}
 
 
 def test_rejected_entry_rolls_every_switch_back(testbed):
@@ -178,13 +189,21 @@ def test_rejected_entry_rolls_every_switch_back(testbed):
         return len(seen) == 3 and "ASIC table write error (bad port)"
 
     testbed.emulators["S2"].fail_on(refuse)
-    report = deploy(testbed.sc, second, testbed.inv, testbed.options(parallel=1))
+    events: list[Progress] = []
+    report = deploy(testbed.sc, second, testbed.inv, testbed.options(parallel=1),
+                    progress=events.append)
     assert not report.ok
     assert report.error.startswith("switch S2: write: the target rejected update #2")
     assert "INTERNAL: ASIC table write error (bad port)" in report.error
     assert report.switches["S2"].status == "rolled back"
     touched = [s for s, r in report.switches.items() if r.status == "rolled back"]
     assert len(touched) >= 2  # switches written before S2 were rolled back too
+    # the overall progress says a switch failed to apply, then counts the rollback
+    apply = [e.message for e in events if not e.node and e.phase == "apply"]
+    assert apply[-1].endswith(" switches, 1 failed")
+    rollback = [e.message for e in events if not e.node and e.phase == "rollback"]
+    assert rollback[0] == f"0/{len(touched)} switches"
+    assert rollback[-1] == f"{len(touched)}/{len(touched)} switches"
     testbed.emulators["S2"].fail_on(None)
     assert testbed.held() == before
     assert {w: (testbed.remote / "workers" / f"{w}.json").read_bytes()

@@ -16,6 +16,7 @@ from inaplanner.deploy.p4rt import (
     NotPrimary,
     P4RTConnectionRefused,
     P4RTSession,
+    ReadFailed,
     describe_entity,
 )
 from inaplanner.deploy.state import diff_state, entity_key
@@ -251,3 +252,103 @@ def test_counters_read_by_a_prepared_request(switch):
         time.sleep(0.05)
         second = s.read_counters(request)
         assert second[0][2:] == (0, 0) and second[1][2] > first[1][2]
+
+
+def test_counter_read_requests_decoded_from_the_wire_equal_protobufs_parse():
+    """The emulator reads a monitor's counter Read from the wire; on random requests it finds
+    what ReadRequest.FromString finds, and it declines (None) every request it does not fully
+    understand, which then goes through protobuf."""
+    import random
+
+    from inaplanner.dataplane.wire import counter_read_request
+
+    rng = random.Random(11)
+    for _ in range(300):
+        req = p4runtime_pb2.ReadRequest(device_id=rng.choice([0, 1, 3, 2**40]))
+        for _ in range(rng.randrange(0, 10)):
+            ce = req.entities.add().counter_entry
+            ce.counter_id = rng.choice([0, 1, 302000002, 2**32 - 1])
+            if rng.random() < 0.7:
+                ce.index.index = rng.choice([0, 1, 127, 128, 2**40, -1, -(2**63)])
+        data = req.SerializeToString()
+        parsed = p4runtime_pb2.ReadRequest.FromString(data)
+        want = (parsed.device_id,
+                [(e.counter_entry.counter_id,
+                  e.counter_entry.index.index if e.counter_entry.HasField("index") else None)
+                 for e in parsed.entities])
+        assert counter_read_request(data) == want
+    declined = []
+    mixed = p4runtime_pb2.ReadRequest(device_id=1)
+    mixed.entities.add().counter_entry.counter_id = 5
+    mixed.entities.append(forward_entry(1, 0, 7, 3))
+    declined.append(mixed)
+    filtered = p4runtime_pb2.ReadRequest(device_id=1)
+    filtered.entities.add().counter_entry.data.byte_count = 10
+    declined.append(filtered)
+    declined.append(p4runtime_pb2.ReadRequest(device_id=1, role="monitor"))
+    for req in declined:
+        assert counter_read_request(req.SerializeToString()) is None
+    assert counter_read_request(b"\x12\x05\x3a\x03\x08") is None  # cut short
+
+
+def test_counter_entities_written_by_hand_are_protobufs_bytes():
+    """An emulated switch writes each counter cell of a Read answer by hand; the bytes are the
+    ones protobuf writes for the same Entity (zero fields, units counted or not, large counts)."""
+    import random
+
+    from inaplanner.dataplane.wire import counter_entity
+
+    rng = random.Random(5)
+    for _ in range(300):
+        cid = rng.choice([1, 302000002, 2**32 - 1])
+        index = rng.choice([0, 1, 127, 128, 2**20])
+        unit = rng.choice(["bytes", "packets", "both"])
+        nbytes = rng.choice([0, 1, 2**31, 2**62]) if unit != "packets" else None
+        packets = rng.choice([0, 5, 2**40]) if unit != "bytes" else None
+        e = p4runtime_pb2.Entity()
+        e.counter_entry.counter_id = cid
+        e.counter_entry.index.index = index
+        if nbytes is not None:
+            e.counter_entry.data.byte_count = nbytes
+        if packets is not None:
+            e.counter_entry.data.packet_count = packets
+        assert counter_entity(cid, index, nbytes, packets) == e.SerializeToString()
+
+
+def test_a_counter_read_answers_the_same_from_the_wire_as_through_protobuf(switch):
+    """The same counter reads, answered by the emulator's wire path and by its protobuf path
+    (taken whenever an rpc_hook watches the requests): the same cells, the same refusals."""
+    with P4RTSession(switch.address, 3, (0, 1), label="switch S1") as s:
+        s.set_pipeline(pipeline_config())
+        counters = [c.preamble for c in P4.proto.counters]
+        updates = []
+        for n, c in enumerate(counters):
+            for i in (0, 1, 5):
+                e = p4runtime_pb2.Entity()
+                e.counter_entry.counter_id = c.id
+                e.counter_entry.index.index = i
+                e.counter_entry.data.byte_count = 1000 * (n + 1) + i
+                e.counter_entry.data.packet_count = 10 * (n + 1) + i
+                updates.append(p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=e))
+        s.write(updates)
+        cid = counters[0].id
+        requests = [s.counter_request([(cid, 0), (cid, 1), (cid, 2), (counters[-1].id, 5)])]
+        everything = p4runtime_pb2.ReadRequest(device_id=3)
+        everything.entities.add().counter_entry.counter_id = 0
+        requests.append(everything.SerializeToString())
+        answers = []
+        for hook in (None, lambda rpc, req: None):
+            switch.servicer.rpc_hook = hook
+            answers.append([s.read_counters(r) for r in requests])
+        assert answers[0] == answers[1]
+        few, every = answers[0]
+        assert few == [(cid, 0, 1000, 10), (cid, 1, 1001, 11), (cid, 2, 0, 0),
+                       (counters[-1].id, 5, 1000 * len(counters) + 5, 10 * len(counters) + 5)]
+        assert len(every) == sum(c.size for c in P4.proto.counters)
+        refusals = []
+        for hook in (None, lambda rpc, req: None):
+            switch.servicer.rpc_hook = hook
+            with pytest.raises(ReadFailed) as err:
+                s.read_counters(s.counter_request([(cid, 10**6)]))
+            refusals.append(str(err.value))
+        assert refusals[0] == refusals[1] and "out of range" in refusals[0]

@@ -162,7 +162,7 @@ def test_parallel_progress_lines_stay_whole_and_stream_errors_stay_quiet(tmp_pat
         (tmp_path / "tb.toml").write_text(text.replace("device_id = 1", "device_id = 5", 1))
         proc = subprocess.run(
             [sys.executable, "-m", "inaplanner", "deploy", str(tmp_path / "plan.json"),
-             "--testbed", str(tmp_path / "tb.toml"), "--parallel", "8"],
+             "--testbed", str(tmp_path / "tb.toml"), "--parallel", "8", "-v"],
             capture_output=True, text=True, timeout=120,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -170,7 +170,10 @@ def test_parallel_progress_lines_stay_whole_and_stream_errors_stay_quiet(tmp_pat
         assert "Error when trying to assign device" in proc.stdout
         lines = proc.stderr.splitlines()
         assert lines and "CRITICAL" not in proc.stderr and "Traceback" not in proc.stderr
-        pattern = re.compile(r"^(\[[\w-]+\] [\w-]+: \w+( — .*)?|  \[[\w-]+\] \| .*|inaplanner: .*)$")
+        # -v: every step of every switch, besides the warnings and the overall progress
+        pattern = re.compile(r"^(\[[\w-]+\] [\w-]+: \w+( — .*)?|  \[[\w-]+\] \| .*"
+                             r"|\[[\w-]+\] warning: .*|inaplanner: .*)$")
         bad = [line for line in lines if not pattern.match(line)]
         assert not bad, bad
+        assert sum(line.endswith(": start") for line in lines) >= 4
         assert tb.handles["L2"].state.write_requests >= 0

@@ -39,6 +39,9 @@ def test_progress_rows_follow_the_events_of_their_node():
     assert board.row("W9").kind == "host"
     assert board.apply(event("plan", "entries", "info", "warning: x")) == 4
     assert board.row("plan").kind == "plan"
+    # the run's overall progress (no node) is the headline's, not a row
+    assert board.apply(ProgressEvent(0.4, "30/68 switches", "prepare")) is None
+    assert len(board.rows) == 5
 
 
 def test_finish_puts_the_report_status_on_every_row():

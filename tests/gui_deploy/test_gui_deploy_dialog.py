@@ -121,6 +121,8 @@ def test_deploy_runs_off_the_ui_thread_and_the_switches_read_back(qtbot, window,
     assert statuses["L1"] == "deployed" and statuses["H1"] == "configured"
     assert dialog.tabs.currentWidget() is summary
     assert dialog.headline.text().startswith("Deployed: 5 switch(es) changed")
+    # the run's overall progress reached the bar (busy until the first one): all done
+    assert (dialog.busy.maximum(), dialog.busy.value()) == (1000, 1000)
     log = dialog.log_view.toPlainText()
     assert "[L1] write done: " in log and "[L1] verify done: " in log
     # a second dry run now finds nothing to change

@@ -183,6 +183,8 @@ def test_lines_mode_one_line_per_phase_and_rate_limited_figures():
     assert phases[0] == "model" and phases[1] == "solve" and "routes" in phases
     assert len(lines) <= 5
     assert "incumbent 0" in lines[1] and "bound 300" in lines[1]
+    # how the solve ended, held back by the rate limit, comes before the next phase
+    assert "% solve: building (incumbent 199, bound 101" in lines[-2] and phases[-1] == "routes"
 
 
 def test_lines_mode_prints_the_figures_held_back_at_the_end():
@@ -213,6 +215,27 @@ def test_bar_mode_redraws_in_place_and_erases_itself():
     text = out.getvalue()
     assert text.startswith("\r") and "[############------------]  50%" in text
     assert "incumbent 50" in text and text.endswith("\r\x1b[K") and "\n" not in text
+
+
+def test_a_line_said_during_the_bar_goes_above_it_and_the_bar_comes_back():
+    p = Progress()
+    out = io.StringIO()
+    with TerminalProgress(p, out, mode="bar", label="deploy") as view:
+        view.say("before the bar")
+        p.update(0.25, "17/68 switches", phase="prepare")
+        view.say("[C5] connect: failed — refused")
+        drawn = out.getvalue()
+    assert drawn.startswith("before the bar\n")
+    bar = "\rdeploy [######------------------]  25% prepare: 17/68 switches"
+    # the failure is a whole line of its own, then the same bar again below it
+    after = drawn.split("\r\x1b[K[C5] connect: failed — refused\n", 1)
+    assert len(after) == 2 and after[0].startswith("before the bar\n" + bar)
+    assert after[1].startswith(bar)
+    quiet = io.StringIO()
+    with TerminalProgress(p, quiet, mode="off") as view:
+        view.say("a warning")
+        view.say("inaplanner: SIGINT: cancelling", always=True)
+    assert quiet.getvalue() == "inaplanner: SIGINT: cancelling\n"
 
 
 def test_describe():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from inaplanner.cli import main
 from inaplanner.io.native import save_plan, save_scenario
 from inaplanner.monitor.recording import load_recording
@@ -83,3 +85,11 @@ def test_polls_slower_than_the_interval_are_said_once_they_settle():
     assert note is not None and note.startswith(
         "a poll of the 1280 switches takes about 10.0 s, longer than --interval 1 s")
     assert pace([0.0, 2.0, 4.0, 6.0], 2.0, 10) is None  # as asked, whatever the interval
+    # the first poll opens every session: its gap neither raises the warning nor sizes it
+    assert pace([0.3, 7.4, 8.3, 9.2], 1.0, 1280) is None
+    note = pace([0.3, 7.4, 10.9, 14.4, 18.0], 1.0, 1280)
+    assert note is not None and "takes about 3.5 s" in note
+    from inaplanner.cli.monitor import steady_pace
+
+    assert steady_pace([0.3, 7.4, 10.9, 14.4]) == pytest.approx(3.5)
+    assert steady_pace([0.0, 2.0]) == 2.0

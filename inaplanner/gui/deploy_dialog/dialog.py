@@ -57,6 +57,7 @@ from inaplanner.views.deploy_board import (
     summary_rows,
     switch_changes,
 )
+from inaplanner.views.fmt import progress_text
 
 #: Expand every switch of the changes tree when it lists at most this many entities.
 EXPAND_LIMIT = 400
@@ -144,6 +145,8 @@ class DeployDialog(QDialog):
         self._close_pending = False
         self._dirty_rows: set[int] = set()
         self._pending_log: list[str] = []
+        self._pending_stage: ProgressEvent | None = None  # the newest overall progress
+        self._run_title = ""
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FLUSH_MS)
         self._flush_timer.timeout.connect(self.flush)
@@ -387,7 +390,10 @@ class DeployDialog(QDialog):
         self._log(f"{'dry run' if dry_run else 'deploy'}: plan {inputs.label} onto "
                   f"{inventory.source} ({len(inventory.switches)} switch(es), "
                   f"{len(inventory.hosts)} worker(s))")
-        self.headline.setText(f"{'Dry run' if dry_run else 'Deploying'} {inputs.label}…")
+        self._run_title = f"{'Dry run' if dry_run else 'Deploying'} {inputs.label}…"
+        self._pending_stage = None
+        self.busy.setRange(0, 0)  # busy until the first overall progress arrives
+        self.headline.setText(self._run_title)
         if self.call is not None:
             self.call.deleteLater()  # the previous run's, done by now
         call = BackgroundCall(work, self.pool, self)
@@ -416,13 +422,22 @@ class DeployDialog(QDialog):
         self.main_window.show_error(title, message)
 
     def _on_progress(self, p: ProgressEvent) -> None:
+        if not p.node:  # the run's overall progress: the bar and the headline, at the next flush
+            self._pending_stage = p
+            return
         self._pending_log.append(log_line(p))
         i = self.board.apply(p)
         if i is not None:
             self._dirty_rows.add(i)
 
     def flush(self) -> None:
-        """Show the progress rows and log lines that came in since the last flush."""
+        """Show the progress rows, log lines and overall progress that came in since the last
+        flush."""
+        if self._pending_stage is not None:
+            p, self._pending_stage = self._pending_stage, None
+            self.busy.setRange(0, 1000)
+            self.busy.setValue(int(round((p.fraction or 0.0) * 1000)))
+            self.headline.setText(f"{self._run_title} {progress_text(p.phase, p.message)}")
         if self._pending_log:
             lines, self._pending_log = self._pending_log, []
             self.log_view.appendPlainText("\n".join(lines))

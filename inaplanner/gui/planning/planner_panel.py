@@ -31,6 +31,7 @@ from inaplanner.gui.planning.workers import BACKENDS, ENDED, PlannerRun, RunMana
 from inaplanner.io.native import scenario_to_dict
 from inaplanner.model import Scenario
 from inaplanner.planners import Planner, all_params, available, resolve_params
+from inaplanner.views.fmt import progress_text
 from inaplanner.views.runs import RunRequest
 
 ShowError = Callable[[str, str], None]
@@ -77,16 +78,9 @@ class RunStrip(QWidget):
         if run is not self.run:
             return
         self.title.setText(f"{run.title}: {run.state}")
-        parts = [run.message] if run.message else []
-        inc, bound = getattr(run, "incumbent", None), getattr(run, "bound", None)
-        if inc is not None:
-            parts.append(f"incumbent {inc:.6g}")
-        if bound is not None:
-            parts.append(f"bound {bound:.6g}")
-        gap = getattr(run, "gap", None)  # the one Progress protocol's gap (inaplanner.progress)
-        if gap is not None:
-            parts.append(f"gap {gap * 100:.2f} %")
-        self.message.setText(", ".join(parts))
+        # the one Progress protocol's figures (inaplanner.progress), as the terminal shows them
+        self.message.setText(progress_text("", run.message, getattr(run, "incumbent", None),
+                                           getattr(run, "bound", None), getattr(run, "gap", None)))
         if run.state == "running" and run.fraction is None:
             self.bar.setRange(0, 0)
         else:

@@ -1,0 +1,63 @@
+"""Room for the sockets a datacenter-scale run holds open at once.
+
+A deployment holds two connections to every switch it changes until it ends (the plain gRPC
+channel for Write and Read, the event loop's channel for the arbitration stream: a rollback needs
+every switch's session), a monitor one per switch, an emulated switch a listening socket plus the
+connections it accepts. Most Linux systems start a process with a soft limit of 1,024 open files
+and allow far more (the hard limit; systemd's default is 524,288). With 1,024, fat-tree k=16's
+320 switches, deployed onto emulated switches in one process, failed at the 150th switch with
+"Too many open files", and a real deployment of fat-tree k=32's 1,280 switches would fail the
+same way half-way.
+
+:func:`ensure_open_files` raises the soft limit to the hard one when the work will need more than
+the soft limit leaves, which is what the hard limit is for, and refuses with one clear line,
+before anything is touched, when even the hard limit is too low.
+"""
+
+from __future__ import annotations
+
+import os
+
+from inaplanner.errors import InaplannerError
+
+try:
+    import resource
+except ImportError:  # not on Windows: the C runtime's limit there is the system's business
+    resource = None  # type: ignore[assignment]
+
+#: files a process of ours holds besides the sockets counted (modules, logs, the event loop's)
+HEADROOM = 64
+
+
+def open_files() -> int:
+    """How many file descriptors this process has open now (0 when the system does not say)."""
+    for where in ("/proc/self/fd", "/dev/fd"):
+        try:
+            return len(os.listdir(where))
+        except OSError:
+            continue
+    return 0
+
+
+def ensure_open_files(needed: int, what: str) -> None:
+    """Make room for ``needed`` more open files (sockets) besides those open now: raise the soft
+    limit up to the hard one if it leaves too little; raise InaplannerError naming ``what``
+    ("deploying 1280 switches") when the hard limit does not allow it either."""
+    if resource is None or needed <= 0:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = open_files() + needed + HEADROOM
+    if soft == resource.RLIM_INFINITY or want <= soft:
+        return
+    if hard != resource.RLIM_INFINITY and want > hard:
+        raise InaplannerError(
+            f"{what} needs about {want} open files (sockets) at once, but this process may open "
+            f"at most {hard} (the hard limit, ulimit -Hn); raise it (limits.conf, or LimitNOFILE "
+            "for a service) or work on fewer switches at a time")
+    new = hard if hard != resource.RLIM_INFINITY else max(want, 2 * soft)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    except (ValueError, OSError) as exc:  # e.g. above fs.nr_open with an unlimited hard limit
+        raise InaplannerError(
+            f"{what} needs about {want} open files (sockets) at once, but this process may open "
+            f"{soft} and could not raise that limit: {exc}") from None
