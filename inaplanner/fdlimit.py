@@ -17,6 +17,8 @@ before anything is touched, when even the hard limit is too low.
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 
 from inaplanner.errors import InaplannerError
 
@@ -27,6 +29,9 @@ except ImportError:  # not on Windows: the C runtime's limit there is the system
 
 #: files a process of ours holds besides the sockets counted (modules, logs, the event loop's)
 HEADROOM = 64
+
+_lock = threading.Lock()
+_reserved = 0  # descriptors promised to work already started (see reserve)
 
 
 def open_files() -> int:
@@ -46,7 +51,8 @@ def ensure_open_files(needed: int, what: str) -> None:
     if resource is None or needed <= 0:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = open_files() + needed + HEADROOM
+    with _lock:
+        want = open_files() + needed + _reserved + HEADROOM
     if soft == resource.RLIM_INFINITY or want <= soft:
         return
     if hard != resource.RLIM_INFINITY and want > hard:
@@ -61,3 +67,27 @@ def ensure_open_files(needed: int, what: str) -> None:
         raise InaplannerError(
             f"{what} needs about {want} open files (sockets) at once, but this process may open "
             f"{soft} and could not raise that limit: {exc}") from None
+
+
+def reserve(count: int) -> Callable[[], None]:
+    """Count ``count`` descriptors that work already started will open later (the connections
+    an emulated switch of this process accepts when a deployment or a monitor connects to it)
+    in every later :func:`ensure_open_files`, until the returned function is called.
+
+    Without it a deployment onto switches emulated in the same process counted only its own
+    end of each connection: at fat-tree k=64 (5,120 switches: a listening socket and two
+    connections, both ends here, for each) the check passed and the deployment failed at the
+    3,650th switch with "Too many open files"."""
+    global _reserved
+    with _lock:
+        _reserved += count
+    done = threading.Event()
+
+    def release() -> None:
+        global _reserved
+        if not done.is_set():
+            done.set()
+            with _lock:
+                _reserved -= count
+
+    return release

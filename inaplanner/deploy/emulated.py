@@ -13,13 +13,14 @@ client certificate and key to use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inaplanner.dataplane.p4info import DEFAULT_P4INFO
 from inaplanner.errors import InaplannerError
-from inaplanner.fdlimit import ensure_open_files
+from inaplanner.fdlimit import ensure_open_files, reserve
 from inaplanner.testbed.inventory import (
     DEFAULT_ELECTION_ID,
     TARGET_DEFAULTS,
@@ -38,6 +39,8 @@ class EmulatedTestbed:
     inventory: Inventory
     handles: dict[str, Any] = field(default_factory=dict)  # switch id -> EmulatorHandle
     path: Path | None = None
+    #: gives back the open files reserved for the connections the switches accept
+    release_files: Callable[[], None] | None = None
 
     def stop(self, grace: float = 0.2, timeout: float = 1.0) -> None:
         """Stop every emulator at once (a short grace for RPCs in flight, then at most
@@ -47,6 +50,8 @@ class EmulatedTestbed:
         done = [h.begin_stop(grace) for h in handles]
         for h, ev in zip(handles, done, strict=True):
             h.finish_stop(ev, timeout)
+        if self.release_files is not None:
+            self.release_files()
 
     def __enter__(self) -> EmulatedTestbed:
         return self
@@ -82,11 +87,12 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
     ids = switch_ids if switch_ids is not None else emulated_switch_ids(scenario)
     if not ids:
         raise InaplannerError(f"scenario {scenario.name!r} has no switches to emulate")
-    # each switch: its listening socket and the two connections a deployment opens to it (the
-    # deployer's own two, in this process or another, it counts itself)
+    # each switch: its listening socket now, and later the two connections a deployment opens
+    # to it (the deployer counts its own ends, in this process or another)
     ensure_open_files(3 * len(ids), f"emulating {len(ids)} switches")
     tb = EmulatedTestbed(Inventory(source=str(out), known_hosts=directory / "known_hosts",
-                                   base_dir=directory), path=out)
+                                   base_dir=directory), path=out,
+                         release_files=reserve(2 * len(ids)))
     try:
         for i, sid in enumerate(ids):
             port = base_port + i if base_port else 0

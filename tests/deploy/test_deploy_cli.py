@@ -237,11 +237,22 @@ def test_too_low_a_hard_limit_is_one_clear_line_before_anything_starts():
         "except InaplannerError as exc:\n"
         "    print(exc)\n"
         "print(resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+        # the connections switches emulated here will accept count against what comes later
+        "from inaplanner.fdlimit import reserve\n"
+        "release = reserve(60)\n"
+        "try:\n"
+        "    ensure_open_files(10, 'deploying 5 switches')\n"
+        "except InaplannerError as exc:\n"
+        "    print(exc)\n"
+        "release()\n"
+        "release()\n"
+        "ensure_open_files(10, 'deploying 5 switches')\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
-    first, limits = run.stdout.splitlines()
+    first, limits, reserved = run.stdout.splitlines()
     assert first.startswith("deploying 500 switches needs about 10")
     assert "may open at most 100 (the hard limit, ulimit -Hn)" in first
     assert limits == "(100, 100)"
+    assert reserved.startswith("deploying 5 switches needs about 1")  # 10 + 60 + 64 + open
