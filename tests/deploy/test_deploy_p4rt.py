@@ -205,6 +205,32 @@ def test_open_sessions_and_idle_emulators_hold_no_thread_each():
             h.stop()
 
 
+def test_a_primary_session_is_one_connection_to_its_switch():
+    """A primary session's stream and its other RPCs share one connection: with a second,
+    synchronous channel beside the stream, a deployment onto switches emulated in its own
+    process needed five open files a switch (listening socket, both ends of two connections),
+    25,600 at fat-tree k=64, above this machine's hard limit of 20,000."""
+    from inaplanner.fdlimit import open_files
+
+    handles = [start_emulator(name=f"s{i}") for i in range(20)]
+    sessions = []
+    try:
+        before = open_files()
+        for h in handles:
+            s = P4RTSession(h.address, 1, (0, 1), label=h.name)
+            sessions.append(s)
+            s.set_pipeline(pipeline_config())
+            s.write(inserts([forward_entry(1, 0, 7, 3)]))
+            assert len(s.read_state()) == 1 and s.get_cookie() is not None
+        # both ends of one connection per session (and a probe's socket not yet closed)
+        assert open_files() - before <= 2 * len(handles) + 8
+    finally:
+        for s in sessions:
+            s.close()
+        for h in handles:
+            h.stop()
+
+
 def test_counter_cells_decoded_from_the_wire_equal_protobufs_parse():
     """The monitor decodes counter Read answers from the wire instead of through the
     pure-Python protobuf; on random answers (large counts, zero fields left out, other
