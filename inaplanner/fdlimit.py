@@ -1,9 +1,8 @@
 """Room for the sockets a datacenter-scale run holds open at once.
 
-A deployment holds two connections to every switch it changes until it ends (the plain gRPC
-channel for Write and Read, the event loop's channel for the arbitration stream: a rollback needs
-every switch's session), a monitor one per switch, an emulated switch a listening socket plus the
-connections it accepts. Most Linux systems start a process with a soft limit of 1,024 open files
+A deployment holds a connection to every switch it changes until it ends (a rollback needs every
+switch's session), a monitor one per switch, an emulated switch a listening socket plus the
+connection it accepts. Most Linux systems start a process with a soft limit of 1,024 open files
 and allow far more (the hard limit; systemd's default is 524,288). With 1,024, fat-tree k=16's
 320 switches, deployed onto emulated switches in one process, failed at the 150th switch with
 "Too many open files", and a real deployment of fat-tree k=32's 1,280 switches would fail the
@@ -75,9 +74,9 @@ def reserve(count: int) -> Callable[[], None]:
     in every later :func:`ensure_open_files`, until the returned function is called.
 
     Without it a deployment onto switches emulated in the same process counted only its own
-    end of each connection: at fat-tree k=64 (5,120 switches: a listening socket and two
-    connections, both ends here, for each) the check passed and the deployment failed at the
-    3,650th switch with "Too many open files"."""
+    end of each connection: at fat-tree k=64 (5,120 switches, then five open files each: a
+    listening socket and both ends of two connections) the check passed and the deployment
+    failed at the 3,650th switch with "Too many open files"."""
     global _reserved
     with _lock:
         _reserved += count

@@ -370,8 +370,8 @@ class Deployer:
             desired = self.desired()
             check_against_scenario(self.inv, self.scenario, required=set(desired.switches))
             transport_warnings = check_transport(self.inv, set(desired.switches))
-            if not self.opt.dry_run:  # a session (two connections) to every switch until the end
-                ensure_open_files(2 * len(desired.switches),
+            if not self.opt.dry_run:  # a session (a connection) to every switch until the end
+                ensure_open_files(len(desired.switches),
                                   f"deploying {len(desired.switches)} switches")
             contract = self._contract()
         except BaseException as exc:

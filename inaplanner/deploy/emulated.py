@@ -87,12 +87,12 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
     ids = switch_ids if switch_ids is not None else emulated_switch_ids(scenario)
     if not ids:
         raise InaplannerError(f"scenario {scenario.name!r} has no switches to emulate")
-    # each switch: its listening socket now, and later the two connections a deployment opens
-    # to it (the deployer counts its own ends, in this process or another)
-    ensure_open_files(3 * len(ids), f"emulating {len(ids)} switches")
+    # each switch: its listening socket now, and later the connection a deployment or a monitor
+    # opens to it (the client counts its own end, in this process or another)
+    ensure_open_files(2 * len(ids), f"emulating {len(ids)} switches")
     tb = EmulatedTestbed(Inventory(source=str(out), known_hosts=directory / "known_hosts",
                                    base_dir=directory), path=out,
-                         release_files=reserve(2 * len(ids)))
+                         release_files=reserve(len(ids)))
     try:
         for i, sid in enumerate(ids):
             port = base_port + i if base_port else 0

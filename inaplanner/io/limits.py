@@ -44,7 +44,7 @@ MAX_INPUT_MB: dict[str, float] = {
     "json": 256.0,
     "graphml": 64.0,
     "gml": 64.0,
-    "toml": 4.0,
+    "toml": 32.0,  # the emulated testbed of fat-tree k=64 (5,120 switches) is 5.2 MB
     "recording": 1024.0,
 }
 

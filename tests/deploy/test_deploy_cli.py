@@ -189,7 +189,7 @@ def test_a_low_open_files_limit_is_raised_for_many_switches(tmp_path):
     """Most Linux systems start a process with a soft limit of 1,024 open files; fat-tree k=16's
     320 switches, emulated and deployed in one process, then failed with "Too many open files".
     Here a soft limit of 200 against fat-tree k=8's 80 switches (each: a listening socket and
-    the deployment's two connections, both ends in this process) is raised to the hard limit and
+    both ends of the deployment's connection, in this process) is raised to the hard limit and
     the plan is deployed on every switch."""
     import resource
 

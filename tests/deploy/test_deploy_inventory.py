@@ -178,3 +178,38 @@ def test_config_cookie_tells_configs_apart():
     a = config_cookie(b"p4info", b"json")
     assert a == config_cookie(b"p4info", b"json") and 0 < a < 2**64
     assert a != config_cookie(b"p4infoj", b"son") and a != config_cookie(b"p4info", b"json2")
+
+
+def test_the_testbed_file_of_a_fat_tree_k64_loads(tmp_path):
+    """`testbed emulate` of fat-tree k=64 wrote a 5.2 MB testbed file (5,120 switches with 64
+    ports each, 2,000 workers) that `monitor` and `deploy` then refused as over the 4 MB limit
+    for TOML files; a file of that shape loads, every switch and port as written."""
+    from inaplanner.testbed.inventory import (
+        DEFAULT_ELECTION_ID,
+        TARGET_DEFAULTS,
+        HostInventory,
+        Inventory,
+        SwitchInventory,
+        TLSSettings,
+        save_inventory,
+    )
+
+    inv = Inventory(source=str(tmp_path / "tb.toml"), known_hosts=tmp_path / "known_hosts",
+                    base_dir=tmp_path)
+    for n in range(5120):
+        sid = f"A{n // 64}_{n % 64}"
+        inv.switches[sid] = SwitchInventory(
+            id=sid, p4runtime=f"127.0.0.1:{20000 + n}", device_id=1, target="bmv2",
+            election_id=DEFAULT_ELECTION_ID, ssh=None, workdir="inaplanner-build",
+            build_command=TARGET_DEFAULTS["bmv2"]["build_command"], program="ina_v1model.p4",
+            program_name="ina_v1model", p4info_path="ina_v1model.p4info.txtpb",
+            device_config_path="emulated_device_config.json",
+            ports={f"C{n}_{p}": p + 1 for p in range(64)}, tls=TLSSettings(False))
+    for h in range(2000):
+        inv.hosts[f"H{h}"] = HostInventory(f"H{h}", None, f"workers/H{h}.json")
+    save_inventory(inv, tmp_path / "tb.toml")
+    assert (tmp_path / "tb.toml").stat().st_size > 4_000_000
+    back = load_inventory(tmp_path / "tb.toml")
+    assert len(back.switches) == 5120 and len(back.hosts) == 2000
+    assert back.switches["A79_63"].ports == inv.switches["A79_63"].ports
+    assert back.switches["A79_63"].p4runtime == "127.0.0.1:25119"
