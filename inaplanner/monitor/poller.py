@@ -41,7 +41,7 @@ from inaplanner.model import Scenario
 from inaplanner.monitor.mapping import COUNTER_ALIASES, LinkMap, link_map
 from inaplanner.monitor.rates import COUNTER_BITS, RateTracker, Reading
 from inaplanner.monitor.recording import LinkInfo, Recorder
-from inaplanner.monitor.series import Snapshot
+from inaplanner.monitor.series import Snapshot, polls_kept
 from inaplanner.testbed.inventory import Inventory, SwitchInventory, check_transport
 
 Listener = Callable[[Snapshot], None]
@@ -176,7 +176,8 @@ class Poller:
     Use :meth:`poll_once` for a single synchronous poll, or :meth:`start` / :meth:`stop` for the
     background thread. ``history`` keeps the last snapshots (a few: every snapshot also goes to
     the listeners and the recorder; at 80 switches one snapshot is about 70 kB, so the 3,600 kept
-    before grew memory by about 4 MB a minute for an hour). ``window`` (seconds) averages each
+    before grew memory by about 4 MB a minute for an hour; at fat-tree k=64 one is 40 MB, and
+    :func:`~inaplanner.monitor.series.polls_kept` keeps fewer). ``window`` (seconds) averages each
     rate over about that long (0: the last interval). A switch must answer within
     ``rpc_timeout`` (default 0.8 interval, between 1 and 5 s)."""
 
@@ -206,7 +207,7 @@ class Poller:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.recorder = recorder
-        self.history: deque[Snapshot] = deque(maxlen=history)
+        self.history: deque[Snapshot] = deque(maxlen=polls_kept(history, len(self.map.links)))
         self.clock = clock
         self.wall = wall
         self.t0 = clock()

@@ -17,7 +17,7 @@ import numpy as np
 
 from inaplanner.model import Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule, AlertTracker, deviation_share
-from inaplanner.monitor.series import Snapshot
+from inaplanner.monitor.series import Snapshot, polls_kept
 from inaplanner.views.overlay import (
     FULL,
     FlowSegments,
@@ -160,7 +160,10 @@ class MonitorModel:
         self.reset()
 
     def reset(self) -> None:
-        self.snapshots: deque[Snapshot] = deque(maxlen=self.history)
+        #: polls kept: ``history``, or fewer on a network whose polls would not fit in memory
+        #: (:func:`~inaplanner.monitor.series.polls_kept`)
+        self.kept = polls_kept(self.history, 2 * len(self.scenario.links))
+        self.snapshots: deque[Snapshot] = deque(maxlen=self.kept)
         self.series: dict[tuple[int, int], tuple[deque[float], deque[float]]] = {}
         self.tracker = AlertTracker(self.rule, self.capacity, self.planned, self.names)
         self.alert_log: list[Alert] = []
@@ -184,7 +187,7 @@ class MonitorModel:
         for key, v in snap.rates.items():
             if not 0 <= key[0] < n:
                 continue
-            ts, vs = self.series.setdefault(key, (deque(maxlen=self.history), deque(maxlen=self.history)))
+            ts, vs = self.series.setdefault(key, (deque(maxlen=self.kept), deque(maxlen=self.kept)))
             ts.append(snap.t)
             vs.append(v)
         started = self.tracker.update(snap)

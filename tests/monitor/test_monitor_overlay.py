@@ -38,3 +38,26 @@ def test_unmeasured_and_overloaded_links(leafspine):
     assert rows[0].name == "L1->H1" and rows[0].utilisation == 1.25
     assert rows[0].deviation == (12.5 - 6.0) / 6.0
     assert rows[-1].observed is None
+
+
+def test_the_polls_kept_fit_the_network(monkeypatch):
+    """The Monitor mode kept 3,600 polls of every directed link whatever the network: 5.4 MB
+    more a poll at fat-tree k=32 (6.5 GB in an hour of polls every 3 s). The polls kept now fit
+    a budget of rates; a small network keeps its hour."""
+    from inaplanner.monitor import series
+    from inaplanner.monitor.series import polls_kept
+    from inaplanner.topologies import fat_tree
+
+    assert polls_kept(3600, 768) == 3600  # fat-tree k=8: the hour
+    assert polls_kept(3600, 49_152) == 61  # k=32
+    assert polls_kept(3600, 393_216) == 7  # k=64
+    assert polls_kept(3600, 10**9) == 2 and polls_kept(1, 10) == 2  # a rate needs two polls
+    sc = fat_tree(8)
+    monkeypatch.setattr(series, "KEPT_RATES", 5 * 2 * len(sc.links))
+    model = MonitorModel(sc)
+    keys = [(li, d) for li in range(len(sc.links)) for d in (0, 1)]
+    for n in range(12):
+        model.add(Snapshot(float(n), 1e9 + n, {k: float(n) for k in keys}))
+    assert model.kept == 5 and len(model.snapshots) == 5 and model.latest.t == 11.0
+    ts, vs = model.series_of(keys[-1])
+    assert list(ts) == [7.0, 8.0, 9.0, 10.0, 11.0] and list(vs) == list(ts)
