@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,12 +17,43 @@ def _util(v: float, cap: float) -> float:
     return v / cap if cap > 0 else (math.inf if v > 0 else 0.0)
 
 
+Key = tuple[int, int]
+
+
+def most_loaded(rates: dict[Key, float], capacity_of: Callable[[Key], float],
+                name_of: Callable[[Key], str], n: int) -> list[Key]:
+    """The ``n`` measured directed links with the highest load / capacity, ties by name (a link
+    of capacity 0 with load counts as infinitely loaded). The terminal's table and the Monitor
+    mode's both rank with this. Only the links that can be among the first ``n`` are named and
+    sorted: ranking all of fat-tree k=64's 393,216 directed links by sorting rows took 1.6 s of
+    the window's thread at every poll."""
+    if n <= 0 or not rates:
+        return []
+    keys = list(rates)
+    load = np.fromiter(rates.values(), float, len(keys))
+    cap = np.fromiter((capacity_of(k) for k in keys), float, len(keys))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(cap > 0, load / np.where(cap > 0, cap, 1.0),
+                        np.where(load > 0, math.inf, 0.0))
+    if len(keys) > n:  # every link at least as loaded as the n-th: the ties stay in
+        nth = np.partition(-util, n - 1)[n - 1]
+        chosen = np.flatnonzero(-util <= nth)
+    else:
+        chosen = np.arange(len(keys))
+    ranked = sorted(((-float(util[i]), name_of(keys[i]), keys[i]) for i in chosen.tolist()),
+                    key=lambda r: (r[0], r[1]))
+    return [key for _, _, key in ranked[:n]]
+
+
 def top_rows(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
              planned: np.ndarray | None = None, n: int = 10) -> list[dict]:
     """The ``n`` measured directed links with the highest load / capacity (ties by name)."""
+    unknown = LinkInfo("?", "?", 0.0)
     rows = []
-    for key, v in snap.rates.items():
-        info = links.get(key, LinkInfo("?", "?", 0.0))
+    for key in most_loaded(snap.rates, lambda k: links.get(k, unknown).capacity,
+                           lambda k: links.get(k, unknown).name, n):
+        v = snap.rates[key]
+        info = links.get(key, unknown)
         row = {"key": key, "link": info.name, "observed": v, "capacity": info.capacity,
                "util": _util(v, info.capacity), "planned": None, "deviation": None}
         if planned is not None and 0 <= key[0] < planned.shape[0]:
@@ -29,8 +61,7 @@ def top_rows(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
             row["planned"] = p
             row["deviation"] = deviation_share(v, p)
         rows.append(row)
-    rows.sort(key=lambda r: (-r["util"], r["link"]))
-    return rows[:n]
+    return rows
 
 
 def render_table(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],

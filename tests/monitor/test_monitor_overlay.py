@@ -61,3 +61,40 @@ def test_the_polls_kept_fit_the_network(monkeypatch):
     assert model.kept == 5 and len(model.snapshots) == 5 and model.latest.t == 11.0
     ts, vs = model.series_of(keys[-1])
     assert list(ts) == [7.0, 8.0, 9.0, 10.0, 11.0] and list(vs) == list(ts)
+
+
+def test_the_first_rows_are_the_first_of_all_rows_sorted():
+    """The Monitor table makes only its first rows (most loaded first, ties by name, the
+    unmeasured by name at the end); on random polls with ties, links of capacity 0 and links
+    not measured they are the first rows of sorting every link, as before."""
+    import random
+
+    from inaplanner.model import Link
+    from inaplanner.monitor.table import most_loaded
+    from inaplanner.topologies import fat_tree
+
+    sc = fat_tree(4)
+    sc.links[3] = Link(sc.links[3].a, sc.links[3].b, capacity=0.0)
+    sc.touch()
+    model = MonitorModel(sc)
+    keys = list(model.names)
+    rng = random.Random(3)
+
+    def every_row_sorted(snap):
+        rows = model.rows(snap, limit=None)
+        # what rows() was: all links, sorted by (unmeasured, -utilisation, name)
+        want = sorted(rows, key=lambda r: (r.utilisation is None, -(r.utilisation or 0.0),
+                                           r.name))
+        assert [r.key for r in rows] == [r.key for r in want]
+        return rows
+
+    for trial in range(40):
+        measured = rng.sample(keys, rng.randrange(0, len(keys) + 1))
+        rates = {k: float(rng.choice([0, 10, 25, 50, 100, 150])) for k in measured}
+        snap = Snapshot(float(trial), 1e9, rates)
+        every = every_row_sorted(snap)
+        for limit in (0, 1, 5, 20, len(measured), len(keys) + 3):
+            assert [r.key for r in model.rows(snap, limit)] == [r.key for r in every[:limit]]
+        top = most_loaded(rates, lambda k: float(model.capacity[k[0]]), model.names.__getitem__,
+                          7)
+        assert top == [r.key for r in every if r.observed is not None][:7]

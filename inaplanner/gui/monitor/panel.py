@@ -456,7 +456,7 @@ class MonitorPanel(QWidget):
             return
         snap = snap if snap is not None else self.current_snapshot()
         self._show_alerts()
-        rows = self.model.rows(snap)[:TABLE_ROWS]
+        rows = self.model.rows(snap, TABLE_ROWS)
         self.table.blockSignals(True)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
