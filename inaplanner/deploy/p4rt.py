@@ -239,11 +239,11 @@ async def _open_channel(address: str, creds: grpc.ChannelCredentials | None,
 
 
 class _LoopStub:
-    """The P4Runtime RPCs of a primary session, called synchronously from any thread but the
-    event loop's, over the session's one ``grpc.aio`` channel (:class:`_Stream`). The same
-    names, arguments and errors as a synchronous stub: a failed call raises
-    ``grpc.aio.AioRpcError``, a ``grpc.RpcError`` with code, details and trailing metadata;
-    ``Read`` returns the answers as an iterator."""
+    """The P4Runtime RPCs of a session, called synchronously from any thread but the event
+    loop's, over the session's one ``grpc.aio`` channel (a primary session's :class:`_Stream`,
+    or a read-only session's own). The same names, arguments and errors as a synchronous stub:
+    a failed call raises ``grpc.aio.AioRpcError``, a ``grpc.RpcError`` with code, details and
+    trailing metadata; ``Read`` returns the answers as an iterator."""
 
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self._channel = channel
