@@ -9,10 +9,17 @@ import pytest
 from inaplanner.deploy.device_config import config_cookie, pack_tofino_config, unpack_tofino_config
 from inaplanner.errors import InaplannerError, ValidationError
 from inaplanner.testbed.inventory import (
+    DEFAULT_ELECTION_ID,
+    TARGET_DEFAULTS,
+    HostInventory,
+    Inventory,
+    SwitchInventory,
+    TLSSettings,
     check_against_scenario,
     dump_inventory,
     load_inventory,
     parse_inventory,
+    save_inventory,
     split_address,
 )
 from inaplanner.topologies import leaf_spine
@@ -184,16 +191,6 @@ def test_the_testbed_file_of_a_fat_tree_k64_loads(tmp_path):
     """`testbed emulate` of fat-tree k=64 wrote a 5.2 MB testbed file (5,120 switches with 64
     ports each, 2,000 workers) that `monitor` and `deploy` then refused as over the 4 MB limit
     for TOML files; a file of that shape loads, every switch and port as written."""
-    from inaplanner.testbed.inventory import (
-        DEFAULT_ELECTION_ID,
-        TARGET_DEFAULTS,
-        HostInventory,
-        Inventory,
-        SwitchInventory,
-        TLSSettings,
-        save_inventory,
-    )
-
     inv = Inventory(source=str(tmp_path / "tb.toml"), known_hosts=tmp_path / "known_hosts",
                     base_dir=tmp_path)
     for n in range(5120):
