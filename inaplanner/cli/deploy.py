@@ -126,18 +126,6 @@ def _load_inputs(args: argparse.Namespace, need_testbed: bool = True):
     return scenario, plan, inventory
 
 
-_TERMINAL = threading.Lock()  # one whole line at a time from the deployment's threads
-
-
-def _line(text: str) -> None:
-    with _TERMINAL:
-        try:
-            sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):  # the terminal went away (SIGHUP)
-            pass
-
-
 def run_deploy(args: argparse.Namespace) -> int:
     if args.recover:
         return _run_recover(args)
@@ -213,14 +201,26 @@ def run_deploy(args: argparse.Namespace) -> int:
 
 
 def _run_recover(args: argparse.Namespace) -> int:
+    from inaplanner.cli.progress import TerminalProgress, progress_mode
     from inaplanner.deploy.recover import recover
+    from inaplanner.deploy.results import LISTED
+    from inaplanner.progress import Progress
     from inaplanner.testbed.inventory import load_inventory
 
     inventory = load_inventory(args.testbed)
-    say = (lambda _text: None) if args.quiet else _line
+    progress = Progress()  # as a deployment's: one bar, failures above it, -v every switch
+    view = TerminalProgress(progress, sys.stderr, mode=progress_mode(args), label="recover")
+    every = bool(getattr(args, "verbose", 0))
+
+    def say(text: str) -> None:
+        if every or "FAILED" in text:
+            view.say(text)
+
     # a recovery is idempotent: a signal only stops it; running it again finishes the job
-    report = recover(inventory, args.to, parallel=max(1, args.parallel), on_line=say)
-    print(report.text())
+    with view:
+        report = recover(inventory, args.to, parallel=max(1, args.parallel), on_line=say,
+                         progress=progress)
+    print(report.text(listed=None if args.list_all else LISTED))
     return 0 if report.ok else 1
 
 

@@ -157,11 +157,16 @@ def _refused_then_recovered(bed: Bed, to: str, capsys) -> None:
                  "--duration", "0.1"])
     err = capsys.readouterr().err
     assert code == 2 and "deploy --recover" in err, err
-    code = main(["deploy", "--recover", "--testbed", str(bed.tb_path), "--to", to, "-q"])
-    out = capsys.readouterr().out
+    code = main(["deploy", "--recover", "--testbed", str(bed.tb_path), "--to", to])
+    out, err = capsys.readouterr()
     assert code == 0, out
     assert out.startswith(f"recovered: every switch holds the {to} plan")
     assert not journal_path(bed.tb_path).exists()
+    # stderr (not a terminal): the overall progress, no line per switch (those are in -v)
+    n = len(bed.tb.handles)
+    stage = "roll back" if to == "old" else "complete"
+    assert "inaplanner: recover: " in err and f"{stage}: {n}/{n} switches" in err, err
+    assert all(line.startswith("inaplanner: recover: ") for line in err.splitlines()), err
 
 
 def test_sigkill_after_the_snapshot_then_complete(bed, capsys):

@@ -95,3 +95,26 @@ def test_switches_outside_the_testbed_are_one_warning():
         f"switch {outside[0]} is not programmable and not in the inventory: it must forward "
         "INA traffic by its own routing"]
     assert isinstance(sc.node(outside[0]), Switch)
+
+
+def test_a_large_recovery_report_lists_failures_first_and_counts_the_rest():
+    """`deploy --recover` printed a line for every switch and worker (3,280 at fat-tree k=32);
+    its report now caps them as a deployment's does, the failed ones first and always."""
+    from inaplanner.deploy.recover import RecoverReport
+
+    report = RecoverReport(False, "old", journal="tb.toml.deploy-journal")
+    for n in range(1280):
+        report.switches[f"S{n}"] = ("FAILED: connect: refused" if n in (700, 1279)
+                                    else "holds the old plan (12 entities; nothing to change)")
+    for n in range(2000):
+        report.hosts[f"H{n}"] = "old configuration written (640 bytes)"
+    lines = report.text().splitlines()
+    assert lines[0].startswith("recovery FAILED")
+    assert lines[1:3] == ["  switch S700: FAILED: connect: refused",
+                          "  switch S1279: FAILED: connect: refused"]
+    assert sum(line.startswith("  switch ") for line in lines) == 20
+    assert "  ... and 1260 more switches; --all lists every switch" in lines
+    assert sum(line.startswith("  host ") for line in lines) == 20
+    assert lines[-1] == "  ... and 1980 more hosts; --all lists every host"
+    every = report.text(listed=None).splitlines()
+    assert len(every) == 1 + 1280 + 2000
