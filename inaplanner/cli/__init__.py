@@ -66,7 +66,8 @@ def _root_flags(parser: argparse.ArgumentParser, default: object) -> None:
                             help="no progress output; only errors on stderr")
     if "-v" not in have and "--verbose" not in have:
         parser.add_argument("-v", "--verbose", action="count", default=default,
-                            help="more log output on stderr (-v: info, -vv: debug)")
+                            help=getattr(parser, "verbose_help",
+                                         "more log output on stderr (-v: info, -vv: debug)"))
     if "--log-level" not in have:
         parser.add_argument("--log-level", metavar="LEVEL", default=default, type=str.upper,
                             choices=LOG_LEVELS, help="log level: " + ", ".join(LOG_LEVELS))

@@ -36,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--batch", type=int, default=500, metavar="N", help="updates per WriteRequest")
     d.add_argument("--parallel", type=int, default=8, metavar="N", help="switches at once")
     d.add_argument("--quiet", "-q", action="store_true", help="print only the final report")
+    d.verbose_help = ("besides the progress bar and the failures, every step of every switch on "
+                      "stderr, and more log output (-v: info, -vv: debug)")
     d.add_argument("--all", action="store_true", dest="list_all",
                    help="list every switch and host in the report (and, with --dry-run, every "
                    "change); by default 20 of each, failures first, and the rest counted")
