@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from inaplanner.model import Scenario
+from inaplanner.model import Plan, Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule, AlertTracker, deviation_share
-from inaplanner.monitor.series import Snapshot, polls_kept
+from inaplanner.monitor.series import Snapshot, planned_loads, polls_kept
 from inaplanner.monitor.table import most_loaded
 from inaplanner.views.overlay import (
     FULL,
@@ -251,3 +252,56 @@ class MonitorModel:
                 ts.append(snap.t)
                 vs.append(v)
         return np.array(ts, dtype=float), np.array(vs, dtype=float)
+
+
+@dataclass
+class LiveSession:
+    """What starting live monitoring makes (:func:`open_live`): the poller (not started yet),
+    the recorder if any, the model, and a note for the status line."""
+
+    poller: Any
+    recorder: Any
+    model: MonitorModel
+    note: str = ""
+
+    def close(self) -> None:
+        self.poller.stop()
+        if self.recorder is not None:
+            self.recorder.close()
+
+
+def open_live(sc: Scenario, plan: Plan | None, testbed: str, interval: float, window: float,
+              rule: AlertRule, record_to: str | None = None) -> LiveSession:
+    """Read the testbed file, map its switches' ports to the scenario's links, open the
+    recording and compute the plan's loads: what the Monitor dock needs before its first poll,
+    Qt-free so that it runs on a helper thread (13 s at fat-tree k=64, which held the window)."""
+    from inaplanner.io.native import scenario_sha256
+    from inaplanner.monitor.poller import Poller
+    from inaplanner.monitor.recording import open_recorder
+    from inaplanner.testbed.inventory import check_against_scenario, load_inventory
+
+    inventory = load_inventory(testbed)
+    check_against_scenario(inventory, sc)
+    poller = Poller(sc, inventory, interval=interval, window=window)
+    recorder = None
+    if record_to is not None:
+        recorder = open_recorder(record_to, {"scenario": sc.name,
+                                             "scenario_sha256": scenario_sha256(sc),
+                                             "interval": poller.interval},
+                                 poller.link_infos())
+        poller.recorder = recorder
+    planned, note = plan_loads(sc, plan)
+    return LiveSession(poller, recorder, MonitorModel(sc, planned, rule), note)
+
+
+def plan_loads(sc: Scenario, plan: Plan | None) -> tuple[np.ndarray | None, str]:
+    """The loads ``plan`` puts on ``sc``'s links (None without a plan), and a note when the plan
+    was made for another version of the scenario (compared anyway)."""
+    if plan is None:
+        return None, ""
+    from inaplanner.io.native import scenario_sha256
+
+    note = ""
+    if plan.scenario_sha256 and plan.scenario_sha256 != scenario_sha256(sc):
+        note = "the plan was made for another version of the scenario; comparing anyway"
+    return planned_loads(sc, plan), note

@@ -43,8 +43,18 @@ def test_monitor_mode_live_alerts_recording_and_replay(make_window, deployed, tm
     panel.record_edit.setText(str(tmp_path / "gui.csv"))
     alerts = []
     panel.alert.connect(alerts.append)
+    ticks = []
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(5)
     assert panel.start()
-    assert panel.state == "live"
+    # the testbed file is read and its switches mapped on a helper thread: the window turns
+    assert panel.state == "starting" and not panel.start_button.isEnabled()
+    qtbot.waitUntil(lambda: panel.state == "live", timeout=20000)
+    timer.stop()
+    assert ticks
     panel.mode_action.setChecked(True)  # View > Monitor mode
     assert not panel.dock.isHidden()  # Monitor mode shows the dock
     qtbot.waitUntil(lambda: len(panel.model.snapshots) >= 6
@@ -142,3 +152,23 @@ def test_a_poll_refills_the_table_without_holding_the_window(make_window, qtbot)
     assert float(row_of(panel, panel.table.item(0, 0).text())[1]) <= top
     # the first fill makes the cells; the next ones set them again (8 s each before)
     assert max(took[1:]) < 2.0, took
+
+
+def test_a_bad_testbed_file_is_one_error_once_it_is_read(make_window, deployed, tmp_path, qtbot):
+    """Starting reads the testbed file on a helper thread: a bad file is one error when that
+    ends, and the dock is idle again; a stop while the file is read drops what it opened."""
+    sc, plan, tb = deployed
+    w = make_window(sc)
+    panel = w.monitor
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[switch]]\nid = 'L1'\np4runtime = 'nowhere'\n")
+    panel.testbed_edit.setText(str(bad))
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.state == "idle", timeout=20000)
+    assert "bad.toml" in w.last_error[1] and panel.poller is None
+    panel.testbed_edit.setText(str(tb.path))
+    assert panel.start()
+    panel.stop()
+    panel.wait_stopped()
+    qtbot.wait(100)  # the opening's answer arrives, and is dropped
+    assert panel.state == "idle" and panel.poller is None and panel.model is None

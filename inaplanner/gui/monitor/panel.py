@@ -41,10 +41,10 @@ from PySide6.QtWidgets import (
 from inaplanner.errors import InaplannerError
 from inaplanner.model import Plan, Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule, ranked
-from inaplanner.monitor.recording import Recording, load_recording, open_recorder
-from inaplanner.monitor.series import Snapshot, planned_loads
+from inaplanner.monitor.recording import Recording, load_recording
+from inaplanner.monitor.series import Snapshot
 from inaplanner.views.fmt import num, pct, signed_pct
-from inaplanner.views.monitor import MonitorModel
+from inaplanner.views.monitor import MonitorModel, open_live, plan_loads
 from inaplanner.views.overlay import colour_of
 
 TABLE_ROWS = 200  # most loaded directed links shown
@@ -58,6 +58,7 @@ class _Bridge(QObject):
     """Carries snapshots from the poller thread to the UI thread (queued connection)."""
 
     snapshot = Signal(object)
+    opened = Signal(object)  # (generation, what start's helper thread made, or the error)
 
 
 def _pct(x: float | None) -> str:
@@ -101,6 +102,8 @@ class MonitorPanel(QWidget):
         self.state = "idle"
         self._bridge = _Bridge(self)
         self._bridge.snapshot.connect(self._on_snapshot, Qt.ConnectionType.QueuedConnection)
+        self._bridge.opened.connect(self._on_opened, Qt.ConnectionType.QueuedConnection)
+        self._generation = 0  # of start(): a stop() or a new start() drops an older opening
         self._stoppers: list[threading.Thread] = []
         self._build()
 
@@ -276,13 +279,10 @@ class MonitorPanel(QWidget):
             self._refresh()
 
     def _planned(self, sc: Scenario) -> np.ndarray | None:
-        if self.plan is None:
-            return None
-        from inaplanner.io.native import scenario_sha256
-
-        if self.plan.scenario_sha256 and self.plan.scenario_sha256 != scenario_sha256(sc):
-            self._status("the plan was made for another version of the scenario; comparing anyway")
-        return planned_loads(sc, self.plan)
+        planned, note = plan_loads(sc, self.plan)
+        if note:
+            self._status(note)
+        return planned
 
     def rule(self) -> AlertRule:
         return AlertRule(threshold=self.threshold_spin.value() / 100.0,
@@ -296,49 +296,66 @@ class MonitorPanel(QWidget):
     # ---- sessions ------------------------------------------------------------------------------
     def start(self) -> bool:
         """Start polling the testbed file's switches. Returns False (after showing why) when the
-        inputs are wrong."""
-        from inaplanner.monitor.poller import Poller
-        from inaplanner.testbed.inventory import check_against_scenario, load_inventory
-
+        inputs are missing; the testbed file is read, the switches mapped and the plan's loads
+        computed on a helper thread (13 s at fat-tree k=64, which held the window), and polling
+        begins when that is done (state "starting", then "live"; an error is shown then)."""
         if self.state != "idle":
             self.stop()
         path = self.testbed_edit.text().strip()
         if not path:
             self._show_error("Monitor", "choose the testbed file (testbed.toml) of the switches")
             return False
-        sc = self._scenario()
-        try:
-            inventory = load_inventory(path)
-            check_against_scenario(inventory, sc)
-            poller = Poller(sc, inventory, interval=self.interval_spin.value(),
-                            window=self.window_spin.value())
-            if self.record_check.isChecked():
-                target = self.record_edit.text().strip()
-                if not target:
-                    raise InaplannerError("choose the file to record to")
-                from inaplanner.io.native import scenario_sha256
-
-                self.recorder = open_recorder(target, {"scenario": sc.name,
-                                                       "scenario_sha256": scenario_sha256(sc),
-                                                       "interval": poller.interval},
-                                              poller.link_infos())
-                poller.recorder = self.recorder
-        except (InaplannerError, OSError) as exc:
-            self._show_error("Monitor", str(exc))
+        target = self.record_edit.text().strip() if self.record_check.isChecked() else None
+        if target == "":
+            self._show_error("Monitor", "choose the file to record to")
             return False
-        self.recording = None
-        self.model = MonitorModel(sc, self._planned(sc), self.rule())
-        self.alerts_list.clear()
-        self.poller = poller
-        poller.add_listener(self._bridge.snapshot.emit)
-        poller.start()
-        self._set_state("live")
-        self.health_label.setText(f"polling {len(poller.readers)} switches every "
-                                  f"{poller.interval:g} s…")
+        sc, plan = self._scenario(), self.plan
+        interval, window, rule = self.interval_spin.value(), self.window_spin.value(), self.rule()
+        self._generation += 1
+        generation = self._generation
+        emit = self._bridge.opened.emit
+
+        def open_all() -> None:
+            try:
+                emit((generation, open_live(sc, plan, path, interval, window, rule, target)))
+            except (InaplannerError, OSError) as exc:
+                emit((generation, exc))
+            except Exception as exc:  # noqa: BLE001 - shown, never a dead helper thread
+                emit((generation, InaplannerError(f"{type(exc).__name__}: {exc}")))
+
+        self._set_state("starting")
+        self.health_label.setText(f"reading {Path(path).name} and mapping its switches…")
+        t = threading.Thread(target=open_all, name="inaplanner-monitor-open", daemon=True)
+        t.start()
+        self._stoppers.append(t)
         return True
+
+    def _on_opened(self, item: tuple[int, Any]) -> None:
+        generation, opened = item
+        if generation != self._generation or self.state != "starting":
+            if not isinstance(opened, BaseException):  # stopped meanwhile: close what it opened
+                opened.close()
+            return
+        if isinstance(opened, BaseException):
+            self._set_state("idle")
+            self.health_label.setText("")
+            self._show_error("Monitor", str(opened))
+            return
+        if opened.note:
+            self._status(opened.note)
+        self.recording = None
+        self.model = opened.model
+        self.alerts_list.clear()
+        self.poller, self.recorder = opened.poller, opened.recorder
+        opened.poller.add_listener(self._bridge.snapshot.emit)
+        opened.poller.start()
+        self._set_state("live")
+        self.health_label.setText(f"polling {len(opened.poller.readers)} switches every "
+                                  f"{opened.poller.interval:g} s…")
 
     def stop(self) -> None:
         """Stop polling (in a helper thread: the UI never waits on a switch) or leave replay."""
+        self._generation += 1  # an opening still under way is closed when it arrives
         poller, recorder = self.poller, self.recorder
         self.poller = self.recorder = None
         if poller is not None:
@@ -397,7 +414,7 @@ class MonitorPanel(QWidget):
 
     def _set_state(self, state: str) -> None:
         self.state = state
-        self.start_button.setEnabled(state != "live")
+        self.start_button.setEnabled(state not in ("live", "starting"))
         self.stop_button.setEnabled(state != "idle")
         self.slider.setEnabled(state == "replay")
         self.state_changed.emit(state)
