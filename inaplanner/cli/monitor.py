@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from inaplanner.deploy.results import LISTED
 from inaplanner.errors import InaplannerError
+from inaplanner.views.fmt import names
 
 if TYPE_CHECKING:  # numpy and inaplanner.monitor are imported in the handlers (start-up time)
     import numpy as np
@@ -161,7 +163,7 @@ def _start_emulated(args, scenario, plan, directory: Path):
 def reset_line(switches, args: argparse.Namespace) -> str:
     """One line naming the switches that came back blank, with the command that redeploys."""
     plan = args.plan or "PLAN"
-    return (f"reset (no pipeline; restarted blank): {', '.join(switches)}; redeploy with: "
+    return (f"reset (no pipeline; restarted blank): {names(list(switches))}; redeploy with: "
             f"inaplanner deploy {plan} --testbed {args.testbed or 'TESTBED'}")
 
 
@@ -247,7 +249,7 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
             new = tracker.update(snap)
             alerts_seen += len(new)
             text = render_table(snap, links, planned, args.top, list(tracker.active.values()),
-                                title="inaplanner monitor")
+                                title="inaplanner monitor", listing=names)
             if snap.reset:
                 text += "\n" + reset_line(snap.reset, args)
             screen.show(text)
@@ -261,10 +263,12 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
     bad = [h for h in health.values() if h.state != "ok"]
     every = f"; a poll every {steady_pace(times):.1f} s" if len(times) > 1 else ""
     print(f"{polls} polls of {len(health)} switches; {alerts_seen} alerts{every}"
-          + (f"; not answering at the end: {', '.join(h.switch for h in bad)}" if bad else "")
+          + (f"; not answering at the end: {names([h.switch for h in bad])}" if bad else "")
           + (f"; recorded to {args.record}" if args.record else ""), file=sys.stderr)
-    for h in bad:
+    for h in bad[:LISTED]:  # a line each for the first 20, the rest counted
         print(f"  {h.switch} ({h.address}): {h.last_error}", file=sys.stderr)
+    if len(bad) > LISTED:
+        print(f"  ... and {len(bad) - LISTED} more", file=sys.stderr)
     reset = [h.switch for h in bad if h.state == "reset"]
     if reset and not args.emulate:
         print(f"  {reset_line(reset, args)}", file=sys.stderr)
@@ -307,7 +311,7 @@ def _replay(args: argparse.Namespace) -> int:
             prev_t = snap.t
             tracker.update(snap)
             screen.show(render_table(snap, links, planned, args.top,
-                                     list(tracker.active.values()), title=title))
+                                     list(tracker.active.values()), title=title, listing=names))
     except KeyboardInterrupt:
         pass
     print(f"{len(rec.snapshots)} polls replayed", file=sys.stderr)

@@ -275,11 +275,12 @@ class _LoopStub:
 
     def raw_read(self, request: bytes, timeout: float | None = None) -> list[bytes]:
         """A Read of a serialized request, answered as the serialized responses."""
-        async def call():
-            read = self._channel.unary_stream("/p4.v1.P4Runtime/Read")
-            return [rep async for rep in read(request, timeout=timeout)]
+        return aioloop.submit(self.raw_read_async(request, timeout)).result()
 
-        return aioloop.submit(call()).result()
+    async def raw_read_async(self, request: bytes, timeout: float | None = None) -> list[bytes]:
+        """:meth:`raw_read` as a coroutine on the event loop (a poll of every switch at once)."""
+        read = self._channel.unary_stream("/p4.v1.P4Runtime/Read")
+        return [rep async for rep in read(request, timeout=timeout)]
 
 
 class _Client(P4RuntimeClient):
@@ -473,6 +474,18 @@ class P4RTSession:
             ce.counter_id = counter_id
             ce.index.index = index
         return req.SerializeToString()
+
+    async def read_counters_async(self, request: bytes) -> list[tuple[int, int, int, int]]:
+        """:meth:`read_counters` as a coroutine on the event loop; raises the same errors."""
+        try:
+            answer = await self.stub.raw_read_async(request, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            raise ReadFailed(f"{self.label}: Read failed: {_grpc_detail(exc)}",
+                             exc.code().name if exc.code() is not None else "UNKNOWN") from None
+        out: list[tuple[int, int, int, int]] = []
+        for rep in answer:
+            out += counter_cells(rep)
+        return out
 
     def read_counters(self, request: bytes) -> list[tuple[int, int, int, int]]:
         """Send a :meth:`counter_request` and return ``(counter id, index, bytes, packets)`` per

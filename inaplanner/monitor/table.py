@@ -66,14 +66,16 @@ def top_rows(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
 
 def render_table(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
                  planned: np.ndarray | None = None, n: int = 10, alerts: list[Alert] | None = None,
-                 title: str = "", max_alerts: int = 10) -> str:
-    """A fixed-width table: link, observed Gbps, capacity, utilisation, planned and deviation."""
+                 title: str = "", max_alerts: int = 10,
+                 listing: Callable[[list[str]], str] = ", ".join) -> str:
+    """A fixed-width table: link, observed Gbps, capacity, utilisation, planned and deviation.
+    ``listing`` writes the switches not answering (the CLI names a few and counts the rest)."""
     stamp = time.strftime("%H:%M:%S", time.localtime(snap.wall)) if snap.wall else "-"
     head = f"{title + '  ' if title else ''}t={snap.t:8.2f}s  {stamp}  " \
            f"{len(snap.rates)} directed links measured"
     lines = [head]
     if snap.stale:
-        lines.append("not answering: " + ", ".join(snap.stale))
+        lines.append("not answering: " + listing(list(snap.stale)))
     cols = f"{'link':<24} {'observed':>10} {'capacity':>9} {'util':>7}"
     if planned is not None:
         cols += f" {'planned':>10} {'vs plan':>8}"

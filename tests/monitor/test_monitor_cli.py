@@ -93,3 +93,21 @@ def test_polls_slower_than_the_interval_are_said_once_they_settle():
 
     assert steady_pace([0.3, 7.4, 10.9, 14.4]) == pytest.approx(3.5)
     assert steady_pace([0.0, 2.0]) == 2.0
+
+
+def test_many_switches_not_answering_are_named_a_few_and_counted():
+    """At fat-tree k=32 a monitor started before the plan was on every switch printed one line
+    of 5,000 characters naming 1,000 switches reset, and a line for each of them."""
+    import argparse
+
+    from inaplanner.cli.monitor import reset_line
+    from inaplanner.monitor.series import Snapshot
+    from inaplanner.monitor.table import render_table
+    from inaplanner.views.fmt import names
+
+    switches = [f"A{n // 16}_{n % 16}" for n in range(1000)]
+    line = reset_line(switches, argparse.Namespace(plan="aro.json", testbed="tb.toml"))
+    assert "A0_11 and 988 more; redeploy with: inaplanner deploy aro.json" in line
+    text = render_table(Snapshot(1.0, 0.0, {}, tuple(switches)), {}, listing=names)
+    assert "not answering: A0_0, A0_1," in text and "and 988 more" in text
+    assert max(len(x) for x in text.splitlines()) < 200

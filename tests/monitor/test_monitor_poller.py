@@ -86,6 +86,35 @@ def test_observed_rates_follow_the_deployed_plan_within_5_percent(deployed):
         assert_rates(snap, planned, 0.05)
 
 
+def test_open_switches_are_read_together_on_the_event_loop(deployed):
+    """After the first poll opened them, a poll reads every switch at once on the event loop:
+    handing each read to a pool thread and back cost the monitor more than the reads at
+    fat-tree k=64. The pool only opens switches; the rates are the same."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    class Counted(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            Counted.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    sc, plan, tb = deployed
+    planned = drive_plan(tb.handles, sc, tb.inventory, plan)
+    with Poller(sc, tb.inventory, interval=0.25, window=1.0) as poller:
+        poller._pool = Counted(max_workers=4)
+        poller.poll_once()
+        opened = Counted.submitted
+        assert opened == len(poller.readers)  # the first poll opens every switch
+        end = time.monotonic() + 1.3
+        while time.monotonic() < end:
+            time.sleep(0.25)
+            snap = poller.poll_once()
+        assert Counted.submitted == opened and snap.stale == ()
+        assert len(snap.rates) == 2 * len(sc.links)
+        assert_rates(snap, planned, 0.1)
+
+
 def test_a_switch_that_disappears_and_comes_back(clocked, clocked_switch_factory):
     sc, plan, clock, handles, inv = clocked
     planned = drive_plan(handles, sc, inv, plan)

@@ -43,7 +43,7 @@ from inaplanner.model import Plan, Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule, ranked
 from inaplanner.monitor.recording import Recording, load_recording
 from inaplanner.monitor.series import Snapshot
-from inaplanner.views.fmt import num, pct, signed_pct
+from inaplanner.views.fmt import names, num, pct, signed_pct
 from inaplanner.views.monitor import MonitorModel, open_live, plan_loads
 from inaplanner.views.overlay import colour_of
 
@@ -439,9 +439,9 @@ class MonitorPanel(QWidget):
         health = self.poller.health()
         ok = sum(1 for h in health.values() if h.state == "ok")
         text = f"t={snap.t:.1f}s: {ok} of {len(health)} switches answering"
-        if snap.stale:
-            text += "; not answering: " + ", ".join(
-                f"{s} ({health[s].last_error})" if s in health else s for s in snap.stale)
+        if snap.stale:  # at most 12 named (each with its error), the rest counted
+            text += "; not answering: " + names(
+                [f"{s} ({health[s].last_error})" if s in health else s for s in snap.stale])
         self.health_label.setText(text)
 
     def _add_alert(self, a: Alert) -> None:
