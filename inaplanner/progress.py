@@ -34,7 +34,8 @@ from typing import Any
 
 from inaplanner.errors import Cancelled
 
-__all__ = ["CancelToken", "Progress", "ProgressEvent", "as_progress", "current_progress"]
+__all__ = ["CancelToken", "Progress", "ProgressEvent", "Tally", "as_progress",
+           "current_progress"]
 
 
 class CancelToken:
@@ -225,3 +226,50 @@ def as_progress(obj: Any = None, cancel: CancelToken | None = None) -> Progress:
         p.subscribe(lambda ev: fn(ev.fraction if ev.fraction is not None else 0.0, ev.message)
                     if not ev.node else None)
     return p
+
+
+class Tally:
+    """The overall progress of one stage of parallel work over items (a deployment's prepare,
+    apply, workers, rollback, dry run; a recovery's switches and worker files): items finished
+    of the stage's total, reported to ``progress`` as an event without a node (``phase`` = the
+    stage, ``message`` = "40/68 switches, 1 failed") that the terminal's bar and the Deploy
+    dialog's headline show, while each item's own steps go to its row. Thread-safe: the items
+    finish on the work's threads."""
+
+    def __init__(self, progress: Progress, name: str, unit: str) -> None:
+        self.progress, self.name, self.unit = progress, name, unit
+        self._lock = threading.Lock()
+        self.total = self.done = self.failed = self.stopped = 0
+
+    def begin(self, total: int) -> None:
+        with self._lock:
+            self.total, self.done, self.failed, self.stopped = total, 0, 0, 0
+            if total:
+                self._report()
+
+    def finished(self, ok: bool, stopped: bool = False) -> None:
+        """One item ended (``done`` counts them all, for the fraction): ``ok``, or failed, or
+        ``stopped`` early (cancel, another's failure)."""
+        with self._lock:
+            self.done += 1
+            if stopped:
+                self.stopped += 1
+            elif not ok:
+                self.failed += 1
+            self._report()
+
+    def text(self) -> str:
+        """``40/68 switches, 1 failed, 3 stopped``: the items that went through, of all."""
+        parts = [f"{self.done - self.failed - self.stopped}/{self.total} {self.unit}"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.stopped:
+            parts.append(f"{self.stopped} stopped")
+        return ", ".join(parts)
+
+    def _report(self) -> None:
+        try:
+            self.progress.update(self.done / self.total if self.total else 1.0, self.text(),
+                                 phase=self.name)
+        except Exception:  # noqa: BLE001, S110 - a broken listener must not break the run
+            pass

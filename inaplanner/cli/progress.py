@@ -142,11 +142,7 @@ class TerminalProgress:
             if self.mode == "bar" and self._drawn:
                 self._write("\r\x1b[K" + text + "\n" + self._bar_text)
             elif self.mode != "off" or always:
-                try:
-                    self.stream.write(text + "\n")
-                    self.stream.flush()
-                except (OSError, ValueError):  # the terminal went away (SIGHUP)
-                    pass
+                self._write(text + "\n")
 
     def _lines(self, ev: ProgressEvent) -> None:
         now = time.monotonic()

@@ -72,7 +72,7 @@ from inaplanner.deploy.state import (
 )
 from inaplanner.errors import Cancelled, InaplannerError
 from inaplanner.fdlimit import ensure_open_files
-from inaplanner.progress import CancelToken, Progress, ProgressEvent
+from inaplanner.progress import CancelToken, Progress, ProgressEvent, Tally
 from inaplanner.testbed.inventory import (
     HostInventory,
     Inventory,
@@ -394,7 +394,7 @@ class Deployer:
             progress = self.log.progress
             if self.opt.dry_run:
                 self._each(list(runs.values()), lambda r: self._dry_run_switch(r, contract),
-                           _Stage(progress, "dry run", "switches"))
+                           Tally(progress, "dry run", "switches"))
                 self._dry_run_hosts(desired, hosts)
             else:
                 # the overall bar: switches prepared, then switches applied, then worker files
@@ -402,13 +402,13 @@ class Deployer:
                 # fat-trees; a worker file is one small write)
                 share = 0.45 if desired.hosts else 0.5
                 self._each(list(runs.values()), lambda r: self._prepare(r, contract),
-                           _Stage(progress.span(0.0, share), "prepare", "switches"))
+                           Tally(progress.span(0.0, share), "prepare", "switches"))
                 self._open_journal(runs, desired)
                 self._each(list(runs.values()), self._apply,
-                           _Stage(progress.span(share, 2 * share), "apply", "switches"))
+                           Tally(progress.span(share, 2 * share), "apply", "switches"))
                 self._each(list(desired.hosts.items()),
                            lambda item: self._push_host(item[0], item[1], hosts[item[0]]),
-                           _Stage(progress.span(2 * share, 1.0), "workers", "worker files"))
+                           Tally(progress.span(2 * share, 1.0), "workers", "worker files"))
         except BaseException as exc:  # noqa: BLE001 - roll back on anything, then report/raise
             report.ok = False
             report.error = _first_error(exc)
@@ -427,7 +427,7 @@ class Deployer:
         self.log.close()
         return report
 
-    def _each(self, items: list[Any], fn: Callable[[Any], None], stage: _Stage) -> None:
+    def _each(self, items: list[Any], fn: Callable[[Any], None], stage: Tally) -> None:
         """Run ``fn`` for every item (switch run or host), ``parallel`` at a time; the first
         failure stops the rest (they stop at their next step or batch) and is raised after all
         have returned. ``stage`` counts the items that finished, for the overall progress."""
@@ -694,7 +694,7 @@ class Deployer:
         touched = [r for r in runs.values() if r.touched]
         if not touched:
             return
-        stage = _Stage(self.log.progress, "rollback", "switches")
+        stage = Tally(self.log.progress, "rollback", "switches")
         stage.begin(len(touched))
 
         def one(r: _SwitchRun) -> None:
@@ -879,52 +879,6 @@ class Deployer:
             if r.session is not None:
                 r.session.close()
                 r.session = None
-
-
-class _Stage:
-    """The overall progress of one stage of a run (prepare, apply, workers, rollback, dry run):
-    items finished of the stage's total, reported as a node-less event (``phase`` = the stage,
-    ``message`` = "40/68 switches, 1 failed") that the terminal's bar and the Deploy dialog's
-    headline show, while each switch's own steps go to its row. Thread-safe: the items finish on
-    the deployment's threads."""
-
-    def __init__(self, progress: Progress, name: str, unit: str) -> None:
-        self.progress, self.name, self.unit = progress, name, unit
-        self._lock = threading.Lock()
-        self.total = self.done = self.failed = self.stopped = 0
-
-    def begin(self, total: int) -> None:
-        with self._lock:
-            self.total, self.done, self.failed, self.stopped = total, 0, 0, 0
-            if total:
-                self._report()
-
-    def finished(self, ok: bool, stopped: bool = False) -> None:
-        """One item ended (``done`` counts them all, for the fraction): ``ok``, or failed, or
-        ``stopped`` early (cancel, another's failure)."""
-        with self._lock:
-            self.done += 1
-            if stopped:
-                self.stopped += 1
-            elif not ok:
-                self.failed += 1
-            self._report()
-
-    def text(self) -> str:
-        """``40/68 switches, 1 failed, 3 stopped``: the items that went through, of all."""
-        parts = [f"{self.done - self.failed - self.stopped}/{self.total} {self.unit}"]
-        if self.failed:
-            parts.append(f"{self.failed} failed")
-        if self.stopped:
-            parts.append(f"{self.stopped} stopped")
-        return ", ".join(parts)
-
-    def _report(self) -> None:
-        try:
-            self.progress.update(self.done / self.total if self.total else 1.0, self.text(),
-                                 phase=self.name)
-        except Exception:  # noqa: BLE001, S110 - a broken listener must not break the run
-            pass
 
 
 class _Aborted(Exception):

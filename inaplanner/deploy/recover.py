@@ -9,7 +9,6 @@ was read back equal to the chosen plan.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from inaplanner.deploy.p4rt import P4RTSession, ReadFailed
 from inaplanner.deploy.results import LISTED
 from inaplanner.deploy.state import describe_differences, diff_state, is_default_entry
 from inaplanner.errors import InaplannerError
-from inaplanner.progress import Progress
+from inaplanner.progress import Progress, Tally
 from inaplanner.testbed.inventory import Inventory, check_transport
 
 TARGETS = ("old", "new")
@@ -141,8 +140,9 @@ def recover(inventory: Inventory, to: str = "old", path: Path | None = None,
     say = on_line or (lambda _line: None)
     entries = list(j.switches.values())
     overall = progress if progress is not None else Progress()
-    tally = _Tally(overall.span(0.0, 0.9 if j.hosts else 1.0),
-                   "roll back" if to == "old" else "complete", len(entries), "switches")
+    tally = Tally(overall.span(0.0, 0.9 if j.hosts else 1.0),
+                  "roll back" if to == "old" else "complete", "switches")
+    tally.begin(len(entries))
 
     def one(e: SwitchEntry) -> None:
         try:
@@ -153,7 +153,7 @@ def recover(inventory: Inventory, to: str = "old", path: Path | None = None,
             for prefix in (f"switch {e.id}: ",):
                 msg = msg[len(prefix):] if msg.startswith(prefix) else msg
             report.switches[e.id] = f"FAILED: {msg}"
-        tally.ended(not report.switches[e.id].startswith("FAILED"))
+        tally.finished(ok=not report.switches[e.id].startswith("FAILED"))
         say(f"[{e.id}] {report.switches[e.id]}")
 
     with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(entries) or 1)),
@@ -162,7 +162,8 @@ def recover(inventory: Inventory, to: str = "old", path: Path | None = None,
     report.switches = {sid: report.switches[sid] for sid in j.switches}
 
     writer = write_host or _default_host_writer(inventory)
-    files = _Tally(overall.span(0.9, 1.0), "workers", len(j.hosts), "worker files")
+    files = Tally(overall.span(0.9, 1.0), "workers", "worker files")
+    files.begin(len(j.hosts))
     for h in j.hosts.values():
         if to == "old" and not h.saved:
             report.hosts[h.id] = "not written by the deployment: left as it is"
@@ -175,39 +176,11 @@ def recover(inventory: Inventory, to: str = "old", path: Path | None = None,
         except (InaplannerError, OSError) as exc:
             report.ok = False
             report.hosts[h.id] = f"FAILED: {exc}"
-        files.ended(not report.hosts[h.id].startswith("FAILED"))
+        files.finished(ok=not report.hosts[h.id].startswith("FAILED"))
         say(f"[{h.id}] {report.hosts[h.id]}")
     if report.ok:
         j.finish()
     return report
-
-
-class _Tally:
-    """Items of one stage that ended, of all, reported as the overall progress ("roll back:
-    40/68 switches, 1 failed"); thread-safe."""
-
-    def __init__(self, progress: Progress, phase: str, total: int, unit: str) -> None:
-        self.progress, self.phase, self.total, self.unit = progress, phase, total, unit
-        self.ok = self.failed = 0
-        self._lock = threading.Lock()
-        if total:
-            self._report()
-
-    def ended(self, ok: bool) -> None:
-        with self._lock:
-            if ok:
-                self.ok += 1
-            else:
-                self.failed += 1
-            self._report()
-
-    def _report(self) -> None:
-        text = f"{self.ok}/{self.total} {self.unit}" + (
-            f", {self.failed} failed" if self.failed else "")
-        try:
-            self.progress.update((self.ok + self.failed) / self.total, text, phase=self.phase)
-        except Exception:  # noqa: BLE001, S110 - a broken listener must not stop a recovery
-            pass
 
 
 def _default_host_writer(inventory: Inventory) -> Callable[[str, bytes | None], None]:

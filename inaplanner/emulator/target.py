@@ -476,24 +476,21 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
         deadline) keeps its ``grpc.aio`` handler thread blocked for good, and a monitor's late
         Reads used up every thread at fat-tree k=32."""
         try:
-            chunks = self._read_now(request)
+            # a counter read (a monitor's poll) is read from the wire once, here
+            cells = counter_read_request(request) if self.rpc_hook is None else None
+            chunks = self._read_now(cells) if cells is not None else None
             if chunks is None:
                 chunks = await asyncio.get_running_loop().run_in_executor(
-                    _handler_pool(), self._read_answer, request)
+                    _handler_pool(), self._read_answer, request, cells)
         except _Abort as exc:
             await context.abort(exc.code, exc.details)
         for chunk in chunks:
             yield chunk
 
-    def _read_now(self, raw: bytes) -> list[bytes] | None:
-        """The answer to a counter read when it can be made without waiting (no rpc_hook to
-        call, the switch's lock free), else None. Handing each of a monitor's reads to a
+    def _read_now(self, cells: tuple[int, list[tuple[int, int | None]]]) -> list[bytes] | None:
+        """The answer to a counter read (its device id and cells) when it can be made without
+        waiting (the switch's lock free), else None. Handing each of a monitor's reads to a
         thread and back cost an emulated switch more than the read itself."""
-        if self.rpc_hook is not None:
-            return None
-        cells = counter_read_request(raw)
-        if cells is None:
-            return None
         self._check_device(cells[0], _AbortContext())
         if not self.lock.acquire(blocking=False):
             return None
@@ -502,12 +499,13 @@ class P4RuntimeEmulator(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             self.lock.release()
 
-    def _read_answer(self, raw: bytes) -> list[bytes]:
+    def _read_answer(self, raw: bytes,
+                     cells: tuple[int, list[tuple[int, int | None]]] | None) -> list[bytes]:
         """The answer to a serialized ReadRequest. A request that reads counter cells by id and
-        index (a monitor's poll) is read straight from the wire (:func:`counter_read_request`),
-        and its cells are written back the same way: parsing and building those messages with
-        the pure-Python protobuf was most of an emulated switch's time under a monitor."""
-        cells = counter_read_request(raw) if self.rpc_hook is None else None
+        index (a monitor's poll) comes read from the wire as ``cells``
+        (:func:`counter_read_request`), and its cells are written back the same way: parsing
+        and building those messages with the pure-Python protobuf was most of an emulated
+        switch's time under a monitor. Any other request is parsed with protobuf."""
         if cells is not None:
             self._check_device(cells[0], _AbortContext())
             with self.lock:
