@@ -621,6 +621,11 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        job = self.files.jobs.current
+        if job is not None:  # its outcome is still to be put in place or reported
+            self.status(f"{job.what} is under way: close when it has ended, or Stop it first")
+            event.ignore()
+            return
         if not self.confirm_discard():
             event.ignore()
             return

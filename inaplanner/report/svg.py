@@ -353,9 +353,10 @@ def grouped_topology_svg(sc: Scenario, loads: np.ndarray | None = None, *, width
     racks below, each a box named and counted (switches, hosts, workers, PSs); links between
     groups as bundles coloured by their worst link's load/capacity and, where there is room,
     labelled with max / mean. A box's border takes the colour of the worst link inside it."""
-    from inaplanner.views.groups import bundles, group_network, inner_util, roles
+    from inaplanner.views.groups import bundles, inner_util, roles
+    from inaplanner.views.semantic import network_grouping
 
-    grouping = group_network(sc)
+    grouping = network_grouping(sc)
     cap = np.array([lk.capacity for lk in sc.links], dtype=float)
     util = None
     if loads is not None:

@@ -55,7 +55,7 @@ class SemanticZoom:
 
     def __init__(self, sc: Scenario, node_ids: list[str], node_xy: np.ndarray, link_a: np.ndarray,
                  link_b: np.ndarray, grouping: Grouping | None = None) -> None:
-        self.grouping = grouping if grouping is not None else group_network(sc)
+        self.grouping = grouping if grouping is not None else network_grouping(sc)
         g = self.grouping
         self.group_ids = [grp.id for grp in g.groups]
         gindex = {gid: i for i, gid in enumerate(self.group_ids)}
@@ -205,6 +205,18 @@ class SemanticZoom:
 def wants_grouping(sc: Scenario) -> bool:
     """Group the canvas when the network is too large to read node by node and has tiers."""
     return worth_grouping(sc) and sc.is_tiered()
+
+
+def network_grouping(sc: Scenario) -> Grouping:
+    """:func:`group_network` of ``sc``, made once until the network is edited."""
+    return sc.derived("grouping", lambda: group_network(sc))
+
+
+def prepare(sc: Scenario) -> None:
+    """Make ahead what the canvas derives from the network alone (its grouping), so a window
+    shows a scenario read on another thread without doing it on its own."""
+    if wants_grouping(sc):
+        network_grouping(sc)
 
 
 def bundle_label(max_util: float, mean_util: float, links: int) -> str:

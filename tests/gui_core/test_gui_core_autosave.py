@@ -24,6 +24,7 @@ CRASHING_SESSION = textwrap.dedent(
     for i in range(int(sys.argv[2])):
         w.editor.set_link(0, capacity=float(i + 1))
     w.editor.set_node("L1", pipelines=3, port_pipeline=None)
+    w.autosave.wait()  # written on a thread of its own: the crash comes once it has ended
     print(w.autosave.saves, flush=True)
     os._exit(17)  # a crash: no close, no clean-up
     """
@@ -82,6 +83,7 @@ def test_declining_removes_the_recovery_file_and_a_clean_close_leaves_none(make_
     w.set_document(small, str(path))
     w.editor.set_link(0, capacity=1.0)
     w.autosave.tick()
+    w.autosave.wait()
     assert w.autosave.path.exists()
     w.answers["unsaved"] = QMessageBox.StandardButton.Cancel
     assert not w.close()  # cancelled: stays open, file kept

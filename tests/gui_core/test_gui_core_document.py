@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from inaplanner.errors import ValidationError
@@ -103,3 +105,32 @@ def test_replace_and_open(small):
     doc.open(small, "/tmp/x.json")
     assert doc.path == "/tmp/x.json" and not doc.modified
     assert [e.kind for e in events] == ["reset", "reset", "reset"]
+
+
+def test_a_memo_lasts_until_any_change_and_a_derived_value_until_the_network_changes(small):
+    """The file document a save, the autosave and the planner runs share is made once per state:
+    any change (a move too) makes a new one. What is derived from the network alone is kept over
+    moves, dropped by an edit, and kept when a scenario the loader just made is opened."""
+    doc = ScenarioDocument(small)
+    made = []
+
+    def make():
+        made.append(object())
+        return made[-1]
+
+    first = doc.memo("x", make)
+    assert doc.memo("x", make) is first and len(made) == 1
+    grouping = small.derived("g", make)
+    assert small.derived("g", make) is grouping
+    x, y = small.node("H1").pos or (0.0, 0.0)
+    doc.move_nodes({"H1": (x + 1.0, y)})
+    assert doc.memo("x", make) is not first  # a move is a change of the file
+    assert small.derived("g", make) is grouping  # but not of the network
+    doc.set_link_attrs(0, capacity=5.0)
+    assert small.derived("g", make) is not grouping
+    fresh = copy.deepcopy(small)
+    kept = fresh.derived("g", make)
+    doc.open(fresh, None, validated=True)
+    assert doc.scenario.derived("g", make) is kept and doc.memo("x", make) is made[-1] is not kept
+    doc.open(copy.deepcopy(small), None)  # not checked by a loader: touched and checked here
+    assert doc.scenario.__dict__.get("_derived") is None

@@ -66,6 +66,7 @@ class PlanningController(QObject):
         overlay_factory: OverlayFactory | None = None,
         selection: Callable[[], tuple[list[str], list[int]]] | None = None,
         parent: QObject | None = None,
+        snapshot: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(parent)
         self._scenario = scenario
@@ -78,7 +79,8 @@ class PlanningController(QObject):
         self._generation = 0
         self.track_changes = False  # True when a document tells us about edits (see invalidate)
         self.manager = RunManager(max_parallel=1, parent=self)
-        self.planner_panel = PlannerPanel(self.manager, scenario, show_error, version=self.scenario_version)
+        self.planner_panel = PlannerPanel(self.manager, scenario, show_error, version=self.scenario_version,
+                                          snapshot=snapshot)
         self.results_panel = ResultsPanel()
         self.results_panel.show_error = show_error
         self.compare_panel = ComparePanel()

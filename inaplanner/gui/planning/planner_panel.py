@@ -101,11 +101,12 @@ class PlannerPanel(QWidget):
         show_error: ShowError,
         parent: QWidget | None = None,
         version: Callable[[], Any] | None = None,
+        snapshot: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(parent)
         self.manager = manager
         self._version = version or (lambda: None)
-        self._snap: tuple[Any, Any, dict[str, Any]] | None = None  # (scenario, version, document)
+        self._document_of = snapshot
         self._scenario = scenario
         self._show_error = show_error
         self.planners: dict[str, Planner] = {}
@@ -263,18 +264,15 @@ class PlannerPanel(QWidget):
         params = resolve_params(self.planners[name], self.form(name).values())
         sc = self._scenario()
         version = self._version()
-        return RunRequest(name, params, self._snapshot(sc, version), label=label, version=version)
+        return RunRequest(name, params, self._snapshot(sc), label=label, version=version)
 
-    def _snapshot(self, sc: Any, version: Any) -> dict[str, Any]:
-        """The scenario's document for a request, made once per state of the scenario: it is
-        built on the UI thread (0.6 s at fat-tree k=64), and runs queued on one state (a compare
-        of several planners) share it; nothing changes a request's document."""
-        snap = self._snap
-        if version is not None and snap is not None and snap[0] is sc and snap[1] == version:
-            return snap[2]
-        doc = scenario_to_dict(sc)
-        self._snap = (sc, version, doc) if version is not None else None
-        return doc
+    def _snapshot(self, sc: Any) -> dict[str, Any]:
+        """The scenario's document for a request. In a window it is the document's snapshot,
+        made once per state (0.6-1.2 s at fat-tree k=64 on the UI thread): the runs queued on one
+        state (a compare of several planners) and a save share it; nothing changes it."""
+        if self._document_of is not None:
+            return self._document_of()
+        return scenario_to_dict(sc)
 
     def run(self, name: str | None = None) -> PlannerRun:
         """Queue a run of ``name`` (default: the current planner) on the current scenario; refused

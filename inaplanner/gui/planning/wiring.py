@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QApplication
 
+from inaplanner.gui.filejobs import snapshot
 from inaplanner.gui.planning.controller import PlanningController
 from inaplanner.model import Scenario
 
@@ -34,6 +35,7 @@ def install(window: Any) -> PlanningController:
         status=window.status,
         selection=selection,
         parent=window,
+        snapshot=lambda: snapshot(window.document),
     )
     window.planning = ctrl
 
