@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox
 
+from inaplanner.io.formats import import_scenario
 from inaplanner.io.native import load_scenario, save_scenario, scenario_to_dict
 from inaplanner.topologies import fat_tree
 
@@ -145,3 +146,23 @@ def test_the_autosave_writes_on_its_own_thread(make_window, ft24_file):
     auto.wait()
     assert json.loads(auto.path.read_text("utf-8"))["links"][0]["capacity"] == 19.0
     assert auto.saves == 2
+
+
+def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft24_file, tmp_path):
+    window = make_window()
+    window.show()
+    assert window.files.open_path(str(ft24_file))
+    out = tmp_path / "ft24.graphml"
+    watch = Watcher(window, lambda: window.editor.set_link(0, capacity=23.0))
+    assert window.files.export_to(str(out))
+    watch.stop()
+    assert watch.turns >= 3 and "exporting ft24.graphml…" in watch.seen
+    back, _notes = import_scenario(out)
+    assert len(back.nodes) == 4176 and len(back.links) == 10368
+    assert back.links[0].capacity != 23.0  # the edit made meanwhile is not in it
+    assert window.document.path == str(ft24_file)  # an export leaves the document's own file
+    other = tmp_path / "stopped.gml"
+    watch = Watcher(window, window.files.jobs.stop)
+    assert not window.files.export_to(str(other))
+    watch.stop()
+    assert not other.exists() and "nothing was written" in window.statusBar().currentMessage()
