@@ -201,12 +201,13 @@ class Autosave(QObject):
             for p in found:
                 p.unlink(missing_ok=True)
             return False
-        try:
-            sc, original = read_recovery(newest)
-        except InaplannerError as exc:
-            self.window.show_error("Cannot restore", str(exc))
-            newest.rename(newest.with_suffix(".bad"))
+        job = self.window.files.jobs.run(f"restoring {newest.name}", lambda _job: read_recovery(newest))
+        if job.error is not None:
+            self.window.show_error("Cannot restore", describe(job.error, str(newest)))
+            if isinstance(job.error, InaplannerError):
+                newest.rename(newest.with_suffix(".bad"))
             return False
+        sc, original = job.result
         self.window.set_document(sc, original, modified=True)
         for p in found:
             p.unlink(missing_ok=True)

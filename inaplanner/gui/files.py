@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog
 
 from inaplanner.errors import InaplannerError, ValidationError
-from inaplanner.gui.filejobs import JobRunner, base, describe, snapshot, write_document
+from inaplanner.gui.filejobs import FileJob, JobRunner, base, describe, snapshot, write_document
 from inaplanner.io.formats import export_document, import_scenario, kind_of
 from inaplanner.io.native import SCENARIO_FORMAT, read_json, scenario_from_dict
 from inaplanner.model import Scenario
@@ -124,6 +124,21 @@ class FileController:
             return None
         if doc.generation != generation and not self.window.confirm_discard():
             return None
+        return job.result
+
+    def work(self, what: str, title: str, fn: Callable[[FileJob], Any]) -> Any:
+        """``fn(job)`` in a file job while the window goes on: its result, or None when it failed
+        (one error dialog with ``title``) or was stopped (said in the status bar)."""
+        try:
+            job = self.jobs.run(what, fn)
+        except InaplannerError as exc:  # another file job is under way
+            self.window.status(str(exc))
+            return None
+        if job.error is not None:
+            self.window.show_error(title, describe(job.error))
+            return None
+        if job.result is None:
+            self.window.status(f"{what} stopped")
         return job.result
 
     # ---- saving --------------------------------------------------------------------------------

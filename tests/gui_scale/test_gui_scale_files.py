@@ -166,3 +166,21 @@ def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft2
     assert not window.files.export_to(str(other))
     watch.stop()
     assert not other.exists() and "nothing was written" in window.statusBar().currentMessage()
+
+
+def test_a_network_is_generated_while_the_window_goes_on(make_window):
+    from inaplanner.gui.generate_dialog import GenerateSpec
+
+    window = make_window()
+    window.show()
+    watch = Watcher(window)
+    assert window.generate(GenerateSpec(kind="fat-tree", k=24, share=0.2, jobs=2, workers_per_job=50))
+    watch.stop()
+    assert watch.turns >= 3 and "generating fat-tree…" in watch.seen
+    sc = window.scenario()
+    assert len(sc.nodes) == 4176 and len(sc.jobs) == 2 and window.is_modified()
+    window.undo_stack.undo()  # one undoable step
+    assert len(window.scenario().nodes) == 0
+    # a spec that cannot be built: one error, nothing changes
+    assert not window.generate(GenerateSpec(kind="fat-tree", k=5))
+    assert window.last_error[0] == "Cannot generate" and len(window.scenario().nodes) == 0
