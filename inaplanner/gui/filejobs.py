@@ -93,6 +93,18 @@ def write_document(doc: dict[str, Any], path: str, job: FileJob, check: bool = T
     return path
 
 
+def wait_for(job: FileJob) -> FileJob:
+    """Start ``job`` and return once it has ended, the window's event loop running meanwhile (a
+    local loop, as a modal dialog's): callers guard against being entered again."""
+    loop = QEventLoop()
+    job.finished.connect(loop.quit)
+    job.start()
+    if not job.isFinished():
+        loop.exec()
+    job.wait()
+    return job
+
+
 class BusyBar:
     """The status bar's part for a running file job: what it does, a busy bar, Stop."""
 
@@ -142,13 +154,8 @@ class JobRunner:
         job = FileJob(what, work)
         self.current = job
         self.busy.show(what + "…")
-        loop = QEventLoop()
-        job.finished.connect(loop.quit)
-        job.start()
         try:
-            if not job.isFinished():
-                loop.exec()
-            job.wait()
+            wait_for(job)
         finally:
             self.current = None
             self.busy.hide()

@@ -353,7 +353,12 @@ def canonical_json(doc: Any) -> str:
 
 def scenario_sha256(sc: Scenario) -> str:
     """sha256 (hex) of the scenario's canonical JSON (CONTRACTS.md, plan ``scenario_sha256``)."""
-    return hashlib.sha256(canonical_json(scenario_to_dict(sc)).encode("utf-8")).hexdigest()
+    return document_sha256(scenario_to_dict(sc))
+
+
+def document_sha256(doc: dict[str, Any]) -> str:
+    """:func:`scenario_sha256` of the scenario whose canonical document is ``doc``."""
+    return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
 
 
 def dumps_pretty(doc: Any) -> str:

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from inaplanner.errors import InaplannerError
-from inaplanner.io.native import load_plan, scenario_from_dict, scenario_sha256, scenario_to_dict
+from inaplanner.io.native import (
+    document_sha256,
+    load_plan,
+    scenario_from_dict,
+    scenario_sha256,
+    scenario_to_dict,
+)
 from inaplanner.model import Plan, Scenario
 from inaplanner.testbed.inventory import Inventory, load_inventory
 
@@ -37,21 +43,24 @@ def private_copy(scenario: Scenario) -> Scenario:
 
 def from_result(result: Any) -> DeployInputs:
     """The plan of a planning result (``inaplanner.views.runs.PlanResult``) with the
-    scenario it was planned on (for a what-if result: the changed copy)."""
+    scenario it was planned on (for a what-if result: the changed copy). A result's scenario is
+    its own (made from the run's snapshot), so this may run off the window's thread."""
     if result is None:
         raise InaplannerError("no result is selected in the Results list; select one or choose "
                               "a plan file")
     return DeployInputs(private_copy(result.scenario), result.plan, result.title)
 
 
-def from_plan_file(path: str | os.PathLike[str], current: Scenario | None) -> DeployInputs:
-    """The plan in ``path`` and its scenario: ``current`` (the open one) when the hash matches,
-    else the scenario the plan names or that lies beside it; InaplannerError when none fits."""
+def from_plan_file(path: str | os.PathLike[str], current: dict[str, Any] | None) -> DeployInputs:
+    """The plan in ``path`` and its scenario: the open one when the hash matches (``current``, its
+    canonical document: a snapshot, so this runs off the window's thread, 4-6 s at fat-tree
+    k=64), else the scenario the plan names or that lies beside it; InaplannerError when none
+    fits."""
     if not str(path).strip():
         raise InaplannerError("choose a plan file (or the selected result)")
     plan = load_plan(path)
-    if current is not None and scenario_sha256(current) == plan.scenario_sha256:
-        return DeployInputs(private_copy(current), plan, Path(path).name)
+    if current is not None and document_sha256(current) == plan.scenario_sha256:
+        return DeployInputs(scenario_from_dict(current), plan, Path(path).name)
     from inaplanner.io.scenario_lookup import find_scenario
 
     scenario = find_scenario(plan, path)

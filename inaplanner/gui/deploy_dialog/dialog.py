@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from inaplanner.deploy.p4rt import DEFAULT_BATCH
 from inaplanner.deploy.results import DeployReport
 from inaplanner.errors import InaplannerError
 from inaplanner.gui.deploy_dialog.worker import BackgroundCall
+from inaplanner.gui.filejobs import FileJob, describe, snapshot, wait_for
 from inaplanner.progress import ProgressEvent
 from inaplanner.views import deploy_sources as sources
 from inaplanner.views.deploy_board import (
@@ -143,6 +145,7 @@ class DeployDialog(QDialog):
         self._emulated_dir: Path | None = None
         self._dry_run = False
         self._close_pending = False
+        self._reading: FileJob | None = None  # the inputs being read before a run
         self._dirty_rows: set[int] = set()
         self._pending_log: list[str] = []
         self._pending_stage: ProgressEvent | None = None  # the newest overall progress
@@ -321,9 +324,18 @@ class DeployDialog(QDialog):
 
     def inputs(self) -> sources.DeployInputs:
         """The scenario and plan to deploy (InaplannerError when there is none)."""
+        return self._source()()
+
+    def _source(self) -> Callable[[], sources.DeployInputs]:
+        """What to deploy, taken now, as a call that makes the inputs from it: a private copy of
+        the scenario and the plan file's hash check, 4-6 s at fat-tree k=64, which then run off
+        the window's thread (the open scenario is passed as its snapshot)."""
         if self.result_radio.isChecked():
-            return sources.from_result(self.selected_result())
-        return sources.from_plan_file(self.plan_edit.text().strip(), self.main_window.scenario())
+            result = self.selected_result()
+            return lambda: sources.from_result(result)
+        path = self.plan_edit.text().strip()
+        current = snapshot(self.main_window.document)
+        return lambda: sources.from_plan_file(path, current)
 
     def options(self, dry_run: bool) -> DeployOptions:
         log = self.log_edit.text().strip()
@@ -364,15 +376,20 @@ class DeployDialog(QDialog):
         return self._start(dry_run=False)
 
     def _start(self, dry_run: bool) -> bool:
-        if self.running:
+        if self.running or self._reading is not None:
             return False
         what = "dry run" if dry_run else "deploy"
-        try:
-            inputs = self.inputs()
-            inventory = sources.testbed(self.testbed_edit.text().strip())
-        except (InaplannerError, OSError) as exc:
-            self._refuse(f"Cannot {what}", str(exc))
+        read = self._read_inputs()
+        if self._close_pending:  # closed while reading: nothing starts
+            self._close_pending = False
+            self.reject()
             return False
+        if isinstance(read, BaseException):
+            exc = read
+            self._refuse(f"Cannot {what}", str(exc) if isinstance(exc, (InaplannerError, OSError))
+                         else describe(exc))
+            return False
+        inputs, inventory = read
         options = self.options(dry_run)
         scenario, plan = inputs.scenario, inputs.plan
 
@@ -406,6 +423,24 @@ class DeployDialog(QDialog):
         self.tabs.setCurrentIndex(TAB_PROGRESS)
         call.start()
         return True
+
+    def _read_inputs(self) -> tuple[sources.DeployInputs, Any] | BaseException:
+        """The inputs and the testbed inventory, read in a file job while the window goes on (at
+        fat-tree k=64 the testbed file alone takes 2.4 s); what failed, if it did."""
+        make = self._source()
+        testbed = self.testbed_edit.text().strip()
+        job = FileJob("reading the plan and the testbed", lambda _job: (make(), sources.testbed(testbed)))
+        self._reading = job
+        self._set_running(True)
+        self.cancel_button.setEnabled(False)
+        self.busy.setRange(0, 0)
+        self.headline.setText("Reading the plan and the testbed…")
+        try:
+            wait_for(job)
+        finally:
+            self._reading = None
+            self._set_running(False)
+        return job.error if job.error is not None else job.result
 
     def cancel(self) -> None:
         """Ask the running deployment to stop; it rolls every switch it touched back."""
@@ -635,6 +670,9 @@ class DeployDialog(QDialog):
     # ---- closing -------------------------------------------------------------------------------
 
     def reject(self) -> None:  # Close, Esc and the window's close button
+        if self._reading is not None:  # closes once the inputs are read
+            self._close_pending = True
+            return
         if self.running:
             self._close_pending = True
             self.cancel()
@@ -644,6 +682,8 @@ class DeployDialog(QDialog):
 
     def shutdown(self, wait_ms: int = 30_000) -> None:
         """Application exit: cancel a running deployment, wait for its rollback, stop emulators."""
+        if self._reading is not None:
+            self._reading.wait(wait_ms)
         if self.call is not None and self.call.running:
             self.call.cancel()
         self.pool.waitForDone(wait_ms)
