@@ -83,48 +83,87 @@ class SwitchRow:
                 self.util, fan, len(self.pipelines_used))
 
 
+@dataclass(frozen=True)
+class NetworkIndex:
+    """What the tables need of the network itself, whatever the overlay: per node its tier and
+    pod as small integer codes, per link its end indices and its tier pair. 0.9 s at fat-tree
+    k=64, so it is made once per network (:func:`network_index`), ahead while a file is read."""
+
+    of_node: dict[str, str]
+    link_ends: list[tuple[str, str]]
+    tier_names: list[str]
+    pod_names: list[str]
+    node_pod: np.ndarray
+    ia: np.ndarray
+    ib: np.ndarray
+    link_tier: np.ndarray
+    link_tier_names: list[str]
+
+
+def _build_index(sc: Scenario, of_node: dict[str, str], link_ends: list[tuple[str, str]]) -> NetworkIndex:
+    index = {n.id: i for i, n in enumerate(sc.nodes)}
+    rank = np.array([sc.rank(n.id) if isinstance(n, Switch) else 0 for n in sc.nodes], dtype=np.int64)
+    names = [tier_name(sc, n.id) for n in sc.nodes]
+    tier_names = sorted(set(names))
+    tcode = {t: i for i, t in enumerate(tier_names)}
+    ntier = np.fromiter((tcode[t] for t in names), dtype=np.int64, count=len(names))
+    pod_names = sorted(set(of_node.values()), key=_natural)
+    pcode = {p: i for i, p in enumerate(pod_names)}
+    node_pod = np.fromiter((pcode.get(of_node.get(n.id, ""), -1) for n in sc.nodes), dtype=np.int64,
+                           count=len(sc.nodes))
+    L = len(link_ends)
+    ia = np.fromiter((index[a] for a, _ in link_ends), dtype=np.int64, count=L)
+    ib = np.fromiter((index[b] for _, b in link_ends), dtype=np.int64, count=L)
+    lo = np.where(rank[ia] <= rank[ib], ntier[ia], ntier[ib])
+    hi = np.where(rank[ia] <= rank[ib], ntier[ib], ntier[ia])
+    pair = lo * len(tier_names) + hi
+    uniq, link_tier = np.unique(pair, return_inverse=True)
+    T = len(tier_names)
+    return NetworkIndex(of_node, link_ends, tier_names, pod_names, node_pod, ia, ib,
+                        link_tier.reshape(-1),
+                        [f"{tier_names[int(u) // T]}-{tier_names[int(u) % T]}" for u in uniq])
+
+
+def network_index(sc: Scenario, of_node: dict[str, str] | None = None,
+                  link_ends: list[tuple[str, str]] | None = None) -> NetworkIndex:
+    """The :class:`NetworkIndex` of ``sc`` with pods ``of_node`` over ``link_ends`` (default: the
+    scenario's links), kept until the network is edited: every result on it shares one (0.14 s
+    at k=64 on the UI thread per result before, up to 0.7 s with a planner's process busy
+    beside it)."""
+    of_node = of_node or {}
+    ends = link_ends if link_ends is not None else [(lk.a, lk.b) for lk in sc.links]
+    held: dict[str, NetworkIndex] = sc.derived("hot lists index", dict)
+    last = held.get("last")
+    if (last is not None and (last.of_node is of_node or last.of_node == of_node)
+            and (last.link_ends is ends or last.link_ends == ends)):
+        return last
+    made = _build_index(sc, of_node, ends)
+    held["last"] = made
+    return made
+
+
+def pods_of(grouping: Any) -> dict[str, str]:
+    """Node id -> pod (or rack) for the tables' pod column: groups of one node have none."""
+    single = {g.id for g in grouping.groups if g.single}
+    return {n: g for n, g in grouping.of_node.items() if g not in single}
+
+
 class HotLists:
     """Row data of the Links and Switches tables for one overlay. ``of_node`` maps node id -> pod
-    (or rack) name, e.g. :attr:`inaplanner.views.groups.Grouping.of_node`; without it there is no
-    pod column or filter."""
+    (or rack) name (:func:`pods_of` a :class:`inaplanner.views.groups.Grouping`); without it there
+    is no pod column or filter."""
 
-    def __init__(self, sc: Scenario, overlay: Overlay, of_node: dict[str, str] | None = None,
-                 like: HotLists | None = None) -> None:
+    def __init__(self, sc: Scenario, overlay: Overlay, of_node: dict[str, str] | None = None) -> None:
         self.scenario = sc
-        self.revision = sc.revision
         self.overlay = overlay
         self.of_node = of_node or {}
         ov = overlay
         self.util = np.nan_to_num(np.asarray(ov.link_util, dtype=float).reshape(-1, 2), nan=0.0).max(axis=1)
-        if (like is not None and like.scenario is sc and like.revision == sc.revision
-                and like.of_node == self.of_node and like.overlay.link_ends == ov.link_ends):
-            # the same network: its tiers, pods and link ends are ``like``'s (0.14 s at k=64 on
-            # the UI thread, up to 0.7 s with a planner's process busy beside it, per result)
-            for key in ("_tier_names", "_pod_names", "_node_pod", "_ia", "_ib", "_link_tier",
-                        "_link_tier_names"):
-                setattr(self, key, getattr(like, key))
-            return
-        # per node: rank, tier name and pod as small integer codes; per link: through its end indices
-        index = {n.id: i for i, n in enumerate(sc.nodes)}
-        rank = np.array([sc.rank(n.id) if isinstance(n, Switch) else 0 for n in sc.nodes], dtype=np.int64)
-        names = [tier_name(sc, n.id) for n in sc.nodes]
-        self._tier_names = sorted(set(names))
-        tcode = {t: i for i, t in enumerate(self._tier_names)}
-        ntier = np.fromiter((tcode[t] for t in names), dtype=np.int64, count=len(names))
-        self._pod_names = sorted(set(self.of_node.values()), key=_natural)
-        pcode = {p: i for i, p in enumerate(self._pod_names)}
-        self._node_pod = np.fromiter((pcode.get(self.of_node.get(n.id, ""), -1) for n in sc.nodes), dtype=np.int64,
-                                     count=len(sc.nodes))
-        L = len(ov.link_ends)
-        self._ia = np.fromiter((index[a] for a, _ in ov.link_ends), dtype=np.int64, count=L)
-        self._ib = np.fromiter((index[b] for _, b in ov.link_ends), dtype=np.int64, count=L)
-        lo = np.where(rank[self._ia] <= rank[self._ib], ntier[self._ia], ntier[self._ib])
-        hi = np.where(rank[self._ia] <= rank[self._ib], ntier[self._ib], ntier[self._ia])
-        pair = lo * len(self._tier_names) + hi
-        uniq, self._link_tier = np.unique(pair, return_inverse=True)
-        self._link_tier = self._link_tier.reshape(-1)
-        T = len(self._tier_names)
-        self._link_tier_names = [f"{self._tier_names[int(u) // T]}-{self._tier_names[int(u) % T]}" for u in uniq]
+        idx = network_index(sc, self.of_node, ov.link_ends)
+        self.index = idx
+        self._tier_names, self._pod_names, self._node_pod = idx.tier_names, idx.pod_names, idx.node_pod
+        self._ia, self._ib = idx.ia, idx.ib
+        self._link_tier, self._link_tier_names = idx.link_tier, idx.link_tier_names
 
     def link_tier(self, i: int) -> str:
         return self._link_tier_names[int(self._link_tier[i])]

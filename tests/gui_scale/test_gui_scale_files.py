@@ -69,9 +69,15 @@ def test_a_large_file_opens_while_the_window_goes_on(make_window, ft24_file):
     sc = window.scenario()
     assert len(sc.nodes) == 4176 and len(sc.links) == 10368
     assert window.document.path == str(ft24_file) and not window.is_modified()
-    # the canvas's grouping was made on the job's thread, while reading, and is the one drawn
+    # the canvas's grouping and the tables' index were made on the job's thread, while reading,
+    # and are the ones the window uses
+    made = dict(sc.__dict__["_derived"])
     zoom = window.canvas.canvas_scene().zoom
-    assert zoom is not None and zoom.grouping is sc.__dict__["_derived"]["grouping"]
+    assert zoom is not None and zoom.grouping is made["grouping"]
+    from inaplanner.views.hotlists import network_index
+    from inaplanner.views.semantic import network_pods
+
+    assert network_index(sc, network_pods(sc)) is made["hot lists index"]["last"]
 
 
 def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft24_file, tmp_path):

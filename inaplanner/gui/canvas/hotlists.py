@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from inaplanner.views.hotlists import LINK_COLUMNS, SWITCH_COLUMNS, HotLists
 from inaplanner.views.overlay import OVER_COLOUR
+from inaplanner.views.semantic import network_pods
 
 if TYPE_CHECKING:
     from inaplanner.gui.canvas.view import Canvas
@@ -153,16 +154,13 @@ class HotListPanel(QWidget):
             self.model = None
         else:
             scene = self.canvas.canvas_scene()
-            of_node = scene.zoom.grouping.of_node if scene.zoom is not None else None
-            if of_node is not None:
-                single = {g.id for g in scene.zoom.grouping.groups if g.single}
-                of_node = {n: g for n, g in of_node.items() if g not in single}
+            sc = self.canvas.document.scenario
+            of_node = network_pods(sc) if scene.zoom is not None else None
             cached = HotListPanel._cache
             if cached is not None and cached[0] is overlay:  # the other panel built it already
                 self.model = cached[1]
             else:
-                like = cached[1] if cached is not None else None
-                self.model = HotLists(self.canvas.document.scenario, overlay, of_node, like=like)
+                self.model = HotLists(sc, overlay, of_node)
                 HotListPanel._cache = (overlay, self.model)
         self._refill_filters()
         self.refresh()
