@@ -207,6 +207,9 @@ class Autosave(QObject):
             if isinstance(job.error, InaplannerError):
                 newest.rename(newest.with_suffix(".bad"))
             return False
+        if job.stopped or job.result is None:
+            self.window.status(f"restoring {newest.name} stopped: it is offered again at the next start")
+            return False
         sc, original = job.result
         self.window.set_document(sc, original, modified=True)
         for p in found:

@@ -1,10 +1,12 @@
-"""Opening and saving off the window's thread.
+"""A window's long file work off its thread: opening, saving, exporting and generating a
+scenario, the autosave, the Deploy dialog's reads.
 
 At fat-tree k=64 (70,656 nodes, 196,608 links, a 35 MB file) reading and checking a scenario
-takes 5-8 s, writing it 4-6 s and an autosave 3.4 s. On the window's thread each of them froze the
-window with no word of what it did; the autosave did it every minute of editing. Here the work
-runs in a :class:`FileJob` (a ``QThread``, as the report export: the Qt-free steps of ``io`` run
-there), while the status bar shows what it does with a busy bar and **Stop**.
+takes 5-8 s, writing it 4-6 s, an autosave 3.4 s and a GraphML export 16 s. On the window's
+thread each of them froze the window with no word of what it did; the autosave did it every
+minute of editing. Here the work runs in a :class:`FileJob` (a ``QThread``, as the report
+export: the Qt-free steps of ``io`` run there), while the status bar shows what it does with a
+busy bar and **Stop**.
 
 What stays on the window's thread is what touches the document or Qt's items: the snapshot of the
 scenario a save writes (shared with the autosave and the planner runs of the same state, see
@@ -35,8 +37,8 @@ class Stopped(Exception):
 
 def snapshot(document: ScenarioDocument) -> dict[str, Any]:
     """The canonical file document of ``document``'s scenario, made once per state of the
-    document (1.2 s at fat-tree k=64): a save, the autosave and the planner runs of one state
-    share it. Nobody may modify it."""
+    document (0.2 s in the window at fat-tree k=64): a save, the autosave and the planner runs of
+    one state share it. Nobody may modify it."""
     return document.memo("file document", lambda: scenario_to_dict(document.scenario))
 
 

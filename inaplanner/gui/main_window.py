@@ -661,4 +661,5 @@ class MainWindow(QMainWindow):
                     log.warning("GUI plug-in %s failed to shut down: %s", name, exc)
         for dialog in self.findChildren(QDialog):
             dialog.close()
+        self.files.jobs.finish()
         self.canvas.shutdown()
