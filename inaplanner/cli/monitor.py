@@ -223,8 +223,8 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
                 "interval": args.interval, "window": window, "started": time.time()}
         recorder = open_recorder(args.record, meta, links)
         poller.recorder = recorder
-    tracker = AlertTracker(_rule(args), np.array([lk.capacity for lk in scenario.links]), planned,
-                           {k: v.name for k, v in links.items()})
+    capacity = np.array([lk.capacity for lk in scenario.links], dtype=float)
+    tracker = AlertTracker(_rule(args), capacity, planned, {k: v.name for k, v in links.items()})
     snaps: queue.Queue[Snapshot] = queue.Queue()
     poller.add_listener(snaps.put)
     screen = _Screen(args.plain)
@@ -249,7 +249,7 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
             new = tracker.update(snap)
             alerts_seen += len(new)
             text = render_table(snap, links, planned, args.top, list(tracker.active.values()),
-                                title="inaplanner monitor", listing=names)
+                                title="inaplanner monitor", listing=names, capacity=capacity)
             if snap.reset:
                 text += "\n" + reset_line(snap.reset, args)
             screen.show(text)

@@ -85,7 +85,11 @@ def deviation_share(observed: float, planned: float, min_planned: float = 1e-6) 
 
 
 class AlertTracker:
-    """Feed it snapshots in time order; :attr:`active` holds the alerts in force."""
+    """Feed it snapshots in time order; :attr:`active` holds the alerts in force.
+
+    Every measured link is checked at every snapshot, on arrays (:meth:`Snapshot.arrays`): at
+    fat-tree k=64 a Python step per link took 0.2 to 0.4 s a poll. Only the links whose condition
+    has held long enough become :class:`Alert` objects."""
 
     def __init__(self, rule: AlertRule, capacity: np.ndarray, planned: np.ndarray | None,
                  names: dict[tuple[int, int], str]) -> None:
@@ -93,42 +97,66 @@ class AlertTracker:
         self.capacity = capacity  # (L,)
         self.planned = planned  # (L, 2) or None
         self.names = names
-        self._since: dict[tuple[str, tuple[int, int]], float] = {}
+        # per kind, (L, 2): the snapshot time each condition began (NaN: it does not hold)
+        self._since = {kind: np.full((len(capacity), 2), np.nan) for kind in (HOT, DEVIATION)}
         self.active: dict[tuple[str, tuple[int, int]], Alert] = {}
 
     def update(self, snap: Snapshot) -> list[Alert]:
         """Apply one snapshot; returns the alerts that started with it."""
         rule = self.rule
+        li, d, obs = snap.arrays()
+        cap = np.asarray(self.capacity, dtype=float)[li]
+        plan: np.ndarray | None = None
+        on_plan = np.zeros(obs.size, dtype=bool)
+        on = {}
+        if self.planned is not None:
+            plan = np.asarray(self.planned, dtype=float)[li, d]
+            on_plan = np.abs(deviation_shares(obs, plan, rule.min_planned)) <= rule.deviation
+            on[DEVIATION] = ~on_plan
+        # a full link is news only when the plan did not fill it
+        on[HOT] = (cap > 0) & (obs > rule.threshold * cap) & ~on_plan
+        held_at, held_kind, held_since = [], [], []
+        for code, kind in enumerate((HOT, DEVIATION)):
+            if kind not in on:
+                continue
+            table = self._since[kind]
+            since = table[li, d]
+            now_on = on[kind]
+            # a measured link whose condition is off clears; unmeasured links keep their state
+            cleared = np.flatnonzero(~now_on & ~np.isnan(since))
+            for i in cleared.tolist():
+                self.active.pop((kind, (int(li[i]), int(d[i]))), None)
+            table[li[cleared], d[cleared]] = np.nan
+            since = np.where(now_on & np.isnan(since), snap.t, since)
+            table[li[now_on], d[now_on]] = since[now_on]
+            held = np.flatnonzero(now_on & (snap.t - since >= rule.hold_s - 1e-9))
+            held_at.append(held)
+            held_kind.append(np.full(held.size, code))
+            held_since.append(since[held])
+        at = np.concatenate(held_at)
+        kinds = np.concatenate(held_kind)
+        since_of = np.concatenate(held_since)
+        order = np.lexsort((kinds, at))  # in the order of the rates, "hot" first for a link
         started: list[Alert] = []
-        seen: set[tuple[str, tuple[int, int]]] = set()
-        for key, obs in snap.rates.items():
-            li, d = key
-            cap = float(self.capacity[li])
-            plan: float | None = None
-            on_plan = False
-            conds = []
-            if self.planned is not None:
-                plan = float(self.planned[li, d])
-                dev = deviation_share(obs, plan, rule.min_planned)
-                on_plan = abs(dev) <= rule.deviation
-                conds.append((DEVIATION, plan, not on_plan))
-            # a full link is news only when the plan did not fill it
-            conds.insert(0, (HOT, cap, cap > 0 and obs > rule.threshold * cap and not on_plan))
-            for kind, ref, on in conds:
-                k = (kind, key)
-                if not on:
-                    continue
-                seen.add(k)
-                since = self._since.setdefault(k, snap.t)
-                if snap.t - since >= rule.hold_s - 1e-9:
-                    alert = Alert(kind, self.names.get(key, f"{li}/{d}"), key, since, obs, ref,
-                                  cap, plan)
-                    if k not in self.active:
-                        started.append(alert)
-                    self.active[k] = alert
-        # a measured link whose condition is off clears; unmeasured links keep their state
-        for k in list(self._since):
-            if k not in seen and k[1] in snap.rates:
-                self._since.pop(k, None)
-                self.active.pop(k, None)
+        for i, code, since in zip(at[order].tolist(), kinds[order].tolist(),
+                                  since_of[order].tolist(), strict=True):
+            kind = (HOT, DEVIATION)[code]
+            key = (int(li[i]), int(d[i]))
+            c = float(cap[i])
+            p = None if plan is None else float(plan[i])
+            alert = Alert(kind, self.names.get(key, f"{key[0]}/{key[1]}"), key, since,
+                          float(obs[i]), c if kind == HOT else p, c, p)
+            k = (kind, key)
+            if k not in self.active:
+                started.append(alert)
+            self.active[k] = alert
         return started
+
+
+def deviation_shares(observed: np.ndarray, planned: np.ndarray,
+                     min_planned: float = 1e-6) -> np.ndarray:
+    """:func:`deviation_share` of many links at once."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (observed - planned) / planned
+    unplanned = np.where(observed <= min_planned, 0.0, math.inf)
+    return np.where(planned <= min_planned, unplanned, share)

@@ -15,6 +15,7 @@ interrupted run keeps everything recorded so far.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -82,17 +83,38 @@ class CsvRecorder:
         self._fh.write("# " + json.dumps({"format": FORMAT, "version": VERSION, **meta},
                                          sort_keys=True) + "\n")
         self._w = csv.writer(self._fh, lineterminator="\n")
+        self._quoted: dict[str, str] = {}  # switch names as csv fields
         self._w.writerow(COLUMNS)
         self._fh.flush()
 
     def write(self, snap: Snapshot) -> None:
+        """A tick row, then a row per measured link. The rate rows are written as text, the
+        names quoted as the csv module quotes them (:meth:`_quoted`): a csv row per link took
+        1.5 s a poll at fat-tree k=64 (393,216 directed links)."""
         self._w.writerow([repr(snap.t), repr(snap.wall), "tick", "", "", "", "", "", "",
                           " ".join(snap.stale)])
+        head = f"{snap.t!r},{snap.wall!r},rate"
+        unknown = LinkInfo("?", "?", 0.0)
+        quoted = self._quoted
+        rows = []
         for (li, d), v in sorted(snap.rates.items()):
-            info = self.links.get((li, d), LinkInfo("?", "?", 0.0))
-            self._w.writerow([repr(snap.t), repr(snap.wall), "rate", li, d, info.src, info.dst,
-                              repr(float(info.capacity)), repr(float(v)), ""])
+            info = self.links.get((li, d), unknown)
+            src, dst = quoted.get(info.src), quoted.get(info.dst)
+            if src is None or dst is None:
+                src, dst = self._quote(info.src), self._quote(info.dst)
+            rows.append(f"{head},{li},{d},{src},{dst},{float(info.capacity)!r},{float(v)!r},\n")
+        self._fh.write("".join(rows))
         self._fh.flush()
+
+    def _quote(self, name: str) -> str:
+        """``name`` as a field the csv module writes (quoted when it holds a comma, a quote or
+        a line break), remembered."""
+        text = self._quoted.get(name)
+        if text is None:
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerow([name, ""])
+            text = self._quoted[name] = out.getvalue()[:-2]  # less the "," and the "\n"
+        return text
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -20,38 +20,46 @@ def _util(v: float, cap: float) -> float:
 Key = tuple[int, int]
 
 
-def most_loaded(rates: dict[Key, float], capacity_of: Callable[[Key], float],
+def most_loaded(links: np.ndarray, directions: np.ndarray, load: np.ndarray, cap: np.ndarray,
                 name_of: Callable[[Key], str], n: int) -> list[Key]:
-    """The ``n`` measured directed links with the highest load / capacity, ties by name (a link
-    of capacity 0 with load counts as infinitely loaded). The terminal's table and the Monitor
-    mode's both rank with this. Only the links that can be among the first ``n`` are named and
+    """The ``n`` measured directed links ``(links[i], directions[i])`` with the highest load /
+    capacity, ties by name, then in the order given (a link of capacity 0 with load counts as
+    infinitely loaded). The terminal's table and the Monitor mode's both rank with this, from
+    :meth:`Snapshot.arrays`. Only the links that can be among the first ``n`` are named and
     sorted: ranking all of fat-tree k=64's 393,216 directed links by sorting rows took 1.6 s of
-    the window's thread at every poll."""
-    if n <= 0 or not rates:
+    the window's thread at every poll, and a look-up per link 0.15 s."""
+    if n <= 0 or not load.size:
         return []
-    keys = list(rates)
-    load = np.fromiter(rates.values(), float, len(keys))
-    cap = np.fromiter((capacity_of(k) for k in keys), float, len(keys))
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(cap > 0, load / np.where(cap > 0, cap, 1.0),
                         np.where(load > 0, math.inf, 0.0))
-    if len(keys) > n:  # every link at least as loaded as the n-th: the ties stay in
+    if load.size > n:  # every link at least as loaded as the n-th: the ties stay in
         nth = np.partition(-util, n - 1)[n - 1]
         chosen = np.flatnonzero(-util <= nth)
     else:
-        chosen = np.arange(len(keys))
-    ranked = sorted(((-float(util[i]), name_of(keys[i]), keys[i]) for i in chosen.tolist()),
+        chosen = np.arange(load.size)
+    keys = [(int(links[i]), int(directions[i])) for i in chosen.tolist()]
+    ranked = sorted(((-float(util[i]), name_of(key), key)
+                     for i, key in zip(chosen.tolist(), keys, strict=True)),
                     key=lambda r: (r[0], r[1]))
     return [key for _, _, key in ranked[:n]]
 
 
 def top_rows(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
-             planned: np.ndarray | None = None, n: int = 10) -> list[dict]:
-    """The ``n`` measured directed links with the highest load / capacity (ties by name)."""
+             planned: np.ndarray | None = None, n: int = 10,
+             capacity: np.ndarray | None = None) -> list[dict]:
+    """The ``n`` measured directed links with the highest load / capacity (ties by name).
+    ``capacity`` (Gbps by link index, every link of the snapshot in it) saves looking each
+    measured link up in ``links`` for its capacity."""
     unknown = LinkInfo("?", "?", 0.0)
+    li, d, load = snap.arrays()
+    if capacity is not None:
+        cap = np.asarray(capacity, dtype=float)[li]
+    else:
+        cap = np.fromiter((links.get(k, unknown).capacity for k in snap.rates), dtype=float,
+                          count=load.size)
     rows = []
-    for key in most_loaded(snap.rates, lambda k: links.get(k, unknown).capacity,
-                           lambda k: links.get(k, unknown).name, n):
+    for key in most_loaded(li, d, load, cap, lambda k: links.get(k, unknown).name, n):
         v = snap.rates[key]
         info = links.get(key, unknown)
         row = {"key": key, "link": info.name, "observed": v, "capacity": info.capacity,
@@ -67,9 +75,11 @@ def top_rows(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
 def render_table(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
                  planned: np.ndarray | None = None, n: int = 10, alerts: list[Alert] | None = None,
                  title: str = "", max_alerts: int = 10,
-                 listing: Callable[[list[str]], str] = ", ".join) -> str:
+                 listing: Callable[[list[str]], str] = ", ".join,
+                 capacity: np.ndarray | None = None) -> str:
     """A fixed-width table: link, observed Gbps, capacity, utilisation, planned and deviation.
-    ``listing`` writes the switches not answering (the CLI names a few and counts the rest)."""
+    ``listing`` writes the switches not answering (the CLI names a few and counts the rest);
+    ``capacity`` as in :func:`top_rows`."""
     stamp = time.strftime("%H:%M:%S", time.localtime(snap.wall)) if snap.wall else "-"
     head = f"{title + '  ' if title else ''}t={snap.t:8.2f}s  {stamp}  " \
            f"{len(snap.rates)} directed links measured"
@@ -80,7 +90,7 @@ def render_table(snap: Snapshot, links: dict[tuple[int, int], LinkInfo],
     if planned is not None:
         cols += f" {'planned':>10} {'vs plan':>8}"
     lines += [cols, "-" * len(cols)]
-    for r in top_rows(snap, links, planned, n):
+    for r in top_rows(snap, links, planned, n, capacity):
         util = "inf" if math.isinf(r["util"]) else f"{100 * r['util']:.1f}%"
         line = f"{r['link'][:24]:<24} {r['observed']:>10.4g} {r['capacity']:>9.4g} {util:>7}"
         if planned is not None:

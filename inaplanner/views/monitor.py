@@ -206,11 +206,14 @@ class MonitorModel:
         ``limit`` of them (all with None). Only those are made: at fat-tree k=64 making and
         sorting a row for each of the 393,216 links took 1.6 s at every poll."""
         snap = snap if snap is not None else self.latest
-        rates = {k: v for k, v in (snap.rates if snap is not None else {}).items()
-                 if k in self.names}
+        rates = snap.rates if snap is not None else {}
         n = len(self.names) if limit is None else max(0, limit)
-        keys = most_loaded(rates, lambda k: float(self.capacity[k[0]]), self.names.__getitem__,
-                           n)
+        keys: list[tuple[int, int]] = []
+        if snap is not None:
+            li, d, load = snap.arrays()
+            ours = np.flatnonzero((li >= 0) & (li < self.capacity.size) & ((d == 0) | (d == 1)))
+            li, d, load = li[ours], d[ours], load[ours]
+            keys = most_loaded(li, d, load, self.capacity[li], self.names.__getitem__, n)
         if len(keys) < n:
             keys += [k for k in self._by_name() if k not in rates][:n - len(keys)]
         out = []

@@ -263,20 +263,127 @@ def test_counter_cells_decoded_from_the_wire_equal_protobufs_parse():
         assert counter_cells(data) == parsed == want
 
 
+def _counter_answer(rng, cells: int) -> tuple[bytes, list[tuple[int, int, int, int]]]:
+    """A ReadResponse of counter cells as protobuf writes it (zero fields left out, an index
+    set to 0 or not, negative int64s as ten-byte varints), and its cells as the wire holds
+    them (unsigned)."""
+    rep = p4runtime_pb2.ReadResponse()
+    want = []
+    for _ in range(cells):
+        e = rep.entities.add().counter_entry
+        cid = rng.choice([0, 1, 302000002, 2**32 - 1])
+        index = rng.choice([0, 1, 64, 127, 128, 2**40, -1])
+        nbytes = rng.choice([0, 1, 127, 128, 2**31, 2**62, 2**63 - 1, -5])
+        packets = rng.choice([0, 5, 2**40, -(2**63)])
+        e.counter_id = cid
+        if index or rng.random() < 0.5:
+            e.index.index = index
+        if nbytes or packets or rng.random() < 0.5:
+            e.data.byte_count, e.data.packet_count = nbytes, packets
+        want.append((cid, index % 2**64, nbytes % 2**64, packets % 2**64))
+    return rep.SerializeToString(), want
+
+
+def test_counter_arrays_decode_protobufs_answers_on_the_fast_path():
+    """Answers laid out as protobuf (and the emulated switches) write them are decoded with
+    array operations, not cell by cell, and hold the cells counter_cells finds, also when
+    several answers are joined."""
+    import random
+
+    from inaplanner.dataplane.wire import _flat_counter_arrays, counter_arrays, counter_cells
+
+    rng = random.Random(9)
+    joined, every = b"", []
+    for _ in range(200):
+        data, want = _counter_answer(rng, rng.randrange(1, 20))
+        fast = _flat_counter_arrays(data)
+        assert fast is not None and fast.rows() == counter_cells(data) == want
+        joined += data
+        every += want
+    assert counter_arrays(joined).rows() == every
+    assert counter_arrays(b"").rows() == []
+
+
+def test_counter_arrays_of_any_other_encoding_are_the_general_decoders():
+    """Valid encodings protobuf would not write, and broken ones: fields in another order,
+    padded varints, unknown and fixed-width fields, a field twice, other entities, bytes cut,
+    changed, added or dropped at random. Whatever the fast path accepts must be what
+    counter_cells finds; the rest goes through counter_cells (the same cells, or the same
+    error; a value beyond 64 bits, or a message where a number should be, is a ValueError)."""
+    import random
+
+    from inaplanner.dataplane.wire import counter_arrays, counter_cells, varint, wire_field
+
+    def field(number, value):  # a varint field; value as bytes: a padded varint
+        return varint(number << 3) + (value if isinstance(value, bytes) else varint(value))
+
+    def entity(*entry_fields):
+        return wire_field(1, wire_field(7, b"".join(entry_fields)))
+
+    index, data = wire_field(2, field(1, 7)), wire_field(3, field(1, 1000) + field(2, 10))
+    crafted = [
+        entity(index, field(1, 5), data),  # the counter id after the index
+        entity(field(1, 5), data, index),  # the data before the index
+        entity(field(1, 5), index, wire_field(3, field(2, 10) + field(1, 1000))),
+        entity(field(1, b"\x85\x80\x00"), index, data),  # a padded varint
+        entity(field(1, 5), field(1, 6), index, data),  # the counter id twice
+        entity(field(1, 5), index, index, data),
+        entity(field(1, 5), wire_field(2, field(1, 7) + field(1, 8)), data),
+        entity(field(1, 5), index, data, field(9, 1)),  # an unknown field
+        entity(field(1, 5), index, data) + b"\x0d\x01\x02\x03\x04",  # a fixed32 field
+        entity(field(1, 5), index, wire_field(3, field(1, 1) + b"\x19" + bytes(8))),
+        wire_field(1, wire_field(7, field(1, 5) + index) + wire_field(7, field(1, 6) + index)),
+        wire_field(1, wire_field(8, field(1, 5))) + entity(field(1, 5), index, data),
+        entity(field(1, 5), wire_field(2, b""), wire_field(3, b"")),
+        entity(field(1, 5)) + entity(field(1, 6), index),
+        entity(field(1, 1 << 64), index, data),  # beyond 64 bits
+        forward_entry(1, 0, 7, 3).SerializeToString(),
+    ]
+    rng = random.Random(13)
+    for _ in range(3000):
+        base, _want = _counter_answer(rng, rng.randrange(1, 4))
+        cut = bytearray(base)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(cut) + 1)
+            what = rng.randrange(4)
+            if what == 0 and at < len(cut):
+                cut[at] = rng.randrange(256)
+            elif what == 1 and at < len(cut):
+                cut[at] ^= 1 << rng.randrange(8)
+            elif what == 2:
+                cut[at:at] = bytes([rng.randrange(256)])
+            elif at < len(cut):
+                del cut[at]
+        crafted.append(bytes(cut))
+    for data in crafted:
+        try:
+            want = counter_cells(data)
+        except (IndexError, TypeError, ValueError) as exc:  # a field of the wrong type
+            with pytest.raises(type(exc)):
+                counter_arrays(data)
+            continue
+        if any(not isinstance(v, int) or v >= 1 << 64 for cell in want for v in cell):
+            with pytest.raises(ValueError):
+                counter_arrays(data)
+        else:
+            assert counter_arrays(data).rows() == want, data.hex()
+
+
 def test_counters_read_by_a_prepared_request(switch):
-    """read_counters sends the request made once by counter_request and answers the cells."""
+    """read_counters sends the request made once by counter_request and answers the cells
+    (as arrays; their rows are the (counter id, index, bytes, packets) of each cell)."""
     with P4RTSession(switch.address, 3, (0, 1), label="switch S1") as s:
         s.set_pipeline(pipeline_config())
         counter = P4.proto.counters[0].preamble
         cid = counter.id
         switch.set_port_rates({2: (1000.0, 10.0)}, counters=[counter.name])
         request = s.counter_request([(cid, 1), (cid, 2)])
-        first = s.read_counters(request)
+        first = s.read_counters(request).rows()
         assert [(c, i) for c, i, _, _ in first] == [(cid, 1), (cid, 2)]
         import time
 
         time.sleep(0.05)
-        second = s.read_counters(request)
+        second = s.read_counters(request).rows()
         assert second[0][2:] == (0, 0) and second[1][2] > first[1][2]
 
 
@@ -365,7 +472,7 @@ def test_a_counter_read_answers_the_same_from_the_wire_as_through_protobuf(switc
         answers = []
         for hook in (None, lambda rpc, req: None):
             switch.servicer.rpc_hook = hook
-            answers.append([s.read_counters(r) for r in requests])
+            answers.append([s.read_counters(r).rows() for r in requests])
         assert answers[0] == answers[1]
         few, every = answers[0]
         assert few == [(cid, 0, 1000, 10), (cid, 1, 1001, 11), (cid, 2, 0, 0),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
+import pytest
 
 from inaplanner.monitor.alerts import DEVIATION, HOT, AlertRule, AlertTracker, deviation_share
 from inaplanner.monitor.series import Snapshot
@@ -78,3 +80,70 @@ def test_a_link_carrying_its_plan_is_no_alert_and_the_largest_departure_ranks_fi
     tr2 = AlertTracker(AlertRule(threshold=0.9, deviation=0.2, hold_s=0.0), cap, None, names)
     tr2.update(Snapshot(0.0, 0.0, rates))
     assert len(tr2.active) == 57 and all(a.kind == HOT for a in tr2.active.values())
+
+
+class ReferenceAlerts:
+    """The alert tracker as it was, link by link over the snapshot's dict: the tracker on
+    arrays must start, keep and clear the very same alerts, in the same order."""
+
+    def __init__(self, rule, capacity, planned, names):
+        self.rule, self.capacity, self.planned, self.names = rule, capacity, planned, names
+        self._since: dict = {}
+        self.active: dict = {}
+
+    def update(self, snap):
+        from inaplanner.monitor.alerts import Alert
+
+        rule, started, seen = self.rule, [], set()
+        for key, obs in snap.rates.items():
+            li, d = key
+            cap = float(self.capacity[li])
+            plan, on_plan, conds = None, False, []
+            if self.planned is not None:
+                plan = float(self.planned[li, d])
+                on_plan = abs(deviation_share(obs, plan, rule.min_planned)) <= rule.deviation
+                conds.append((DEVIATION, plan, not on_plan))
+            conds.insert(0, (HOT, cap, cap > 0 and obs > rule.threshold * cap and not on_plan))
+            for kind, ref, on in conds:
+                k = (kind, key)
+                if not on:
+                    continue
+                seen.add(k)
+                since = self._since.setdefault(k, snap.t)
+                if snap.t - since >= rule.hold_s - 1e-9:
+                    alert = Alert(kind, self.names.get(key, f"{li}/{d}"), key, since, obs, ref,
+                                  cap, plan)
+                    if k not in self.active:
+                        started.append(alert)
+                    self.active[k] = alert
+        for k in list(self._since):
+            if k not in seen and k[1] in snap.rates:
+                self._since.pop(k, None)
+                self.active.pop(k, None)
+        return started
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_alerts_on_arrays_equal_the_link_by_link_reference(seed):
+    """Brute force: random polls (links measured or not, loads around their plan, over their
+    capacity, unplanned, links of capacity 0), with and without a plan, holds of 0 to 2 s;
+    the started alerts and the active ones (values and order) are the reference's."""
+    rng = random.Random(seed)
+    n = 12
+    capacity = np.array([rng.choice([0.0, 10.0, 40.0]) for _ in range(n)])
+    planned = np.array([[rng.choice([0.0, 1e-7, 5.0, 10.0, 36.0]) for _ in range(2)]
+                        for _ in range(n)])
+    names = {(li, d): f"L{li}.{d}" for li in range(n) for d in (0, 1) if rng.random() < 0.8}
+    keys = [(li, d) for li in range(n) for d in (0, 1)]
+    for plan in (planned, None):
+        rule = AlertRule(threshold=rng.choice([0.5, 0.9]), deviation=rng.choice([0.1, 0.2]),
+                         hold_s=rng.choice([0.0, 1.0, 2.0]))
+        mine, ref = AlertTracker(rule, capacity, plan, names), ReferenceAlerts(rule, capacity,
+                                                                              plan, names)
+        for t in range(30):
+            measured = rng.sample(keys, rng.randrange(len(keys) + 1))
+            rates = {k: rng.choice([0.0, 1e-7, 4.0, 5.0, 5.5, 9.5, 10.0, 37.0, 50.0])
+                     for k in measured}
+            snap = Snapshot(t * 0.5, 0.0, rates)
+            assert mine.update(snap) == ref.update(snap)
+            assert list(mine.active.items()) == list(ref.active.items())

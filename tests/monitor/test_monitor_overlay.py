@@ -95,6 +95,6 @@ def test_the_first_rows_are_the_first_of_all_rows_sorted():
         every = every_row_sorted(snap)
         for limit in (0, 1, 5, 20, len(measured), len(keys) + 3):
             assert [r.key for r in model.rows(snap, limit)] == [r.key for r in every[:limit]]
-        top = most_loaded(rates, lambda k: float(model.capacity[k[0]]), model.names.__getitem__,
-                          7)
+        li, d, load = snap.arrays()
+        top = most_loaded(li, d, load, model.capacity[li], model.names.__getitem__, 7)
         assert top == [r.key for r in every if r.observed is not None][:7]

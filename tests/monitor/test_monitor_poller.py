@@ -274,3 +274,44 @@ def test_the_command_line_names_reset_switches_with_the_redeploy_command():
     assert reset_line(("L1", "S2"), args) == (
         "reset (no pipeline; restarted blank): L1, S2; redeploy with: "
         "inaplanner deploy plan.json --testbed tb.toml")
+
+
+def test_a_snapshots_arrays_are_its_rates(clocked):
+    """The poller hands the alerts, the tables and the overlay its rates as arrays too: the same
+    links, in the same order, with the same Gbps, whether every link is measured or some are
+    not (a switch down: links seen from one end only, host links not at all)."""
+    sc, plan, clock, handles, inv = clocked
+    drive_plan(handles, sc, inv, plan)
+    with Poller(sc, inv, interval=STEP, clock=clock, backoff_base=10.0) as poller:
+        poller.poll_once()
+        full = tick(poller, clock)
+        handles["L1"].stop()
+        part = tick(poller, clock)
+    assert part.stale == ("L1",) and 0 < len(part.rates) < len(full.rates)
+    for snap in (full, part):
+        li, d, gbps = snap.measured
+        assert list(zip(li.tolist(), d.tolist(), strict=True)) == list(snap.rates)
+        assert gbps.tolist() == list(snap.rates.values())
+        loads = snap.loads(len(sc.links))
+        assert int(np.isfinite(loads).sum()) == len(snap.rates)
+        assert all(loads[k] == v for k, v in snap.rates.items())
+
+
+def test_an_answer_in_another_order_is_matched_cell_by_cell():
+    """A switch may answer its cells in another order, leave some out, repeat one (the last
+    counts) or add cells not asked for (left out): each reading goes to its own cell."""
+    from inaplanner.dataplane.wire import CounterCells
+    from inaplanner.monitor.poller import SwitchReader
+    from inaplanner.testbed.inventory import SwitchInventory
+
+    inv = SwitchInventory(id="S1", p4runtime="127.0.0.1:1", device_id=1, target="bmv2", ports={})
+    reader = SwitchReader(inv, {TX: {1, 2, 3}, RX: {2}}, 1.0, 1.0)
+    reader.cells = np.array([10, 11, 12, 13])  # tx 1, tx 2, tx 3, rx 2
+    reader.counter_ids = {TX: 7, RX: 8}
+    answer = CounterCells.of([(8, 2, 400, 4), (7, 3, 300, 3), (7, 9, 900, 9), (5, 1, 1, 1),
+                              (7, 1, 100, 1), (7, 3, 333, 33)])
+    got = reader.finish(answer, 1.0, 3.0, 0.1)
+    assert got.t == 2.0
+    assert dict(zip(got.cells.tolist(), zip(got.nbytes.tolist(), got.packets.tolist(),
+                                            strict=True), strict=True)) == \
+        {13: (400, 4), 12: (333, 33), 10: (100, 1)}
