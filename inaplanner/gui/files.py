@@ -111,34 +111,28 @@ class FileController:
         error dialog) or was stopped. Edits made meanwhile are not dropped unasked."""
         doc = self.window.document
         generation = doc.generation
-        try:
-            job = self.jobs.run(f"opening {base(path)}", lambda job: read_scenario(path, job.check, ahead=True))
-        except InaplannerError as exc:  # another file job is under way
-            self.window.status(str(exc))
+        loaded = self.work(f"opening {base(path)}", "Cannot open file",
+                           lambda job: read_scenario(path, job.check, ahead=True), path,
+                           stopped=f"opening {base(path)} stopped: the scenario is as it was")
+        if loaded is None or (doc.generation != generation and not self.window.confirm_discard()):
             return None
-        if job.error is not None:
-            self.window.show_error("Cannot open file", describe(job.error, path))
-            return None
-        if job.result is None:
-            self.window.status(f"opening {base(path)} stopped: the scenario is as it was")
-            return None
-        if doc.generation != generation and not self.window.confirm_discard():
-            return None
-        return job.result
+        return loaded
 
-    def work(self, what: str, title: str, fn: Callable[[FileJob], Any]) -> Any:
+    def work(self, what: str, title: str, fn: Callable[[FileJob], Any], path: str = "",
+             stopped: str = "") -> Any:
         """``fn(job)`` in a file job while the window goes on: its result, or None when it failed
-        (one error dialog with ``title``) or was stopped (said in the status bar)."""
+        (one error dialog with ``title``; ``path`` names the file of a system error) or was
+        stopped (the status bar says ``stopped``, or that ``what`` stopped)."""
         try:
             job = self.jobs.run(what, fn)
         except InaplannerError as exc:  # another file job is under way
             self.window.status(str(exc))
             return None
         if job.error is not None:
-            self.window.show_error(title, describe(job.error))
+            self.window.show_error(title, describe(job.error, path))
             return None
         if job.result is None:
-            self.window.status(f"{what} stopped")
+            self.window.status(stopped or f"{what} stopped")
         return job.result
 
     # ---- saving --------------------------------------------------------------------------------
@@ -171,16 +165,8 @@ class FileController:
         document = self.window.document
         doc = snapshot(document)
         generation = document.generation
-        try:
-            job = self.jobs.run(f"saving {base(path)}", lambda job: write_document(doc, path, job))
-        except InaplannerError as exc:  # another file job is under way
-            self.window.status(str(exc))
-            return False
-        if job.error is not None:
-            self.window.show_error("Cannot save", describe(job.error, path))
-            return False
-        if job.result is None:
-            self.window.status(f"saving {base(path)} stopped: nothing was written")
+        if self.work(f"saving {base(path)}", "Cannot save", lambda job: write_document(doc, path, job),
+                     path, stopped=f"saving {base(path)} stopped: nothing was written") is None:
             return False
         self.add_recent(path)
         if document.generation != generation:
@@ -196,24 +182,17 @@ class FileController:
         return True
 
     def export_dialog(self) -> bool:
-        base = os.path.join(self._start_dir(), _safe_name(self.window.scenario().name) + ".graphml")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export scenario", base, EXPORT_FILTER)
+        start = os.path.join(self._start_dir(), _safe_name(self.window.scenario().name) + ".graphml")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export scenario", start, EXPORT_FILTER)
         return bool(path) and self.export_to(path)
 
     def export_to(self, path: str) -> bool:
         """Write the scenario in the format of the extension; the document keeps its own path.
         The snapshot is written in a file job (GraphML of fat-tree k=64 takes 17 s)."""
         doc = snapshot(self.window.document)
-        try:
-            job = self.jobs.run(f"exporting {base(path)}", lambda job: export_document(doc, path, step=job.check) or path)
-        except InaplannerError as exc:  # another file job is under way
-            self.window.status(str(exc))
-            return False
-        if job.error is not None:
-            self.window.show_error("Cannot export", describe(job.error, path))
-            return False
-        if job.result is None:
-            self.window.status(f"exporting {base(path)} stopped: nothing was written")
+        if self.work(f"exporting {base(path)}", "Cannot export",
+                     lambda job: export_document(doc, path, step=job.check) or path, path,
+                     stopped=f"exporting {base(path)} stopped: nothing was written") is None:
             return False
         self.window.status(f"exported {path}")
         return True
