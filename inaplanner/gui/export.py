@@ -8,10 +8,11 @@ checked result was planned on, or the open scenario when only files are chosen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt, QThread, Signal
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
+from inaplanner.gui.filejobs import FileJob, describe
 from inaplanner.io.native import load_plan, scenario_sha256
 from inaplanner.model import Plan, Scenario
 from inaplanner.report import FORMATS, build_report, export_report
@@ -44,37 +46,20 @@ FILTERS = {
 }
 
 
-class ExportJob(QThread):
-    """Builds and writes one report off the UI thread (a PDF of two plans at fat-tree k=64 takes
-    9 s: 3 s evaluating and laying out the plans, 6 s for the pages). ``stop()`` ends it at the
-    next step, before anything is written: the files are written atomically at the very end.
-    ``done(written, error)`` arrives on the UI thread: the files, or None and the reason (None
-    when stopped)."""
+def export_work(scenario: Scenario, pairs: list[tuple[str, Plan]], title: str | None, fmt: str,
+                out: str) -> Callable[[FileJob], list[Path]]:
+    """A file job's work that builds and writes one report off the UI thread (a PDF of two plans
+    at fat-tree k=64 takes 9 s: 3 s evaluating and laying out the plans, 6 s for the pages). A
+    Stop ends it after the building, before anything is written: the files are written
+    atomically at the very end. The job's ``what`` names the step under way."""
 
-    done = Signal(object, object)
+    def work(job: FileJob) -> list[Path]:
+        report = build_report(scenario, pairs, title=title)
+        job.check()
+        job.what = f"writing the {fmt}"
+        return export_report(report, fmt, out)
 
-    def __init__(self, scenario: Scenario, pairs: list[tuple[str, Plan]], title: str | None, fmt: str,
-                 out: str) -> None:
-        super().__init__()
-        self.scenario, self.pairs, self.title, self.fmt, self.out = scenario, pairs, title, fmt, out
-        self.stopped = False
-        self.step = "building the report"
-
-    def stop(self) -> None:
-        self.stopped = True
-
-    def run(self) -> None:
-        try:
-            report = build_report(self.scenario, self.pairs, title=self.title)
-            if self.stopped:
-                self.done.emit(None, None)
-                return
-            self.step = f"writing the {self.fmt}"
-            self.done.emit(export_report(report, self.fmt, self.out), None)
-        except InaplannerError as exc:
-            self.done.emit(None, str(exc))
-        except Exception as exc:  # a bug: say so in the dialog, keep the program alive
-            self.done.emit(None, f"the export failed: {type(exc).__name__}: {exc}")
+    return work
 
 
 class ExportDialog(QDialog):
@@ -107,7 +92,8 @@ class ExportDialog(QDialog):
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # busy: the steps have no count worth showing
         self.busy.setVisible(False)
-        self.job: ExportJob | None = None
+        self.job: FileJob | None = None
+        self._exporting = ""  # what the running export does, for its note
         buttons = QDialogButtonBox()
         self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.stop_button = buttons.addButton("Stop", QDialogButtonBox.ButtonRole.ActionRole)
@@ -213,7 +199,7 @@ class ExportDialog(QDialog):
                 pairs.append((label, plan))
         return scenario, pairs
 
-    def export_job(self) -> ExportJob:
+    def export_job(self) -> FileJob:
         """The job that writes the report as the dialog is set (raises InaplannerError on bad
         input: no plan checked, no output, plans of different scenarios)."""
         fmt = self.format_combo.currentText()
@@ -221,7 +207,9 @@ class ExportDialog(QDialog):
         if not out:
             raise InaplannerError("choose where to write the report")
         scenario, pairs = self.chosen()
-        return ExportJob(scenario, pairs, self.title_edit.text().strip() or None, fmt, out)
+        self._exporting = f"exporting {len(pairs)} plan(s) as {fmt}"
+        return FileJob("building the report",
+                       export_work(scenario, pairs, self.title_edit.text().strip() or None, fmt, out))
 
     def _export_clicked(self) -> None:
         if self.job is not None:
@@ -232,38 +220,41 @@ class ExportDialog(QDialog):
             self.window.show_error("Export report", str(exc))
             return
         self.job = job
-        job.done.connect(self._export_done)
+        job.finished.connect(self._export_done)
         QCoreApplication.instance().aboutToQuit.connect(self._quit)
         self.export_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.busy.setVisible(True)
-        self.note.setText(f"exporting {len(job.pairs)} plan(s) as {job.fmt}: {job.step}… "
-                          "(Stop ends it before anything is written)")
+        self.note.setText(f"{self._exporting}: {job.what}… (Stop ends it before anything is written)")
         job.start()
 
     def stop(self) -> None:
         """Stop the running export at its next step; nothing is written."""
         if self.job is not None:
             self.job.stop()
-            self.note.setText(f"stopping after {self.job.step}…")
+            self.note.setText(f"stopping after {self.job.what}…")
 
     def _quit(self) -> None:
         if self.job is not None:
             self.job.stop()
             self.job.wait()
 
-    def _export_done(self, written: list[Path] | None, error: str | None) -> None:
+    def _export_done(self) -> None:
         job, self.job = self.job, None
-        if job is not None:
-            job.wait()
-            QCoreApplication.instance().aboutToQuit.disconnect(self._quit)
+        if job is None:
+            return
+        job.wait()
+        QCoreApplication.instance().aboutToQuit.disconnect(self._quit)
         self.export_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         self.busy.setVisible(False)
-        if error is not None:
+        if job.error is not None:
             self.note.setText("")
-            self.window.show_error("Export report", error)
+            error = job.error
+            self.window.show_error("Export report", str(error) if isinstance(error, InaplannerError)
+                                   else f"the export failed: {describe(error)}")
             return
+        written = job.result
         if written is None:
             self.note.setText("export stopped: nothing written")
             return
