@@ -71,8 +71,12 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
                            switch_ids: list[str] | None = None, write: bool = True,
                            p4info: Path = DEFAULT_P4INFO, behaviour: str = "strict",
                            server_tls: Any = None, client_tls: TLSSettings | None = None,
-                           max_multicast_groups: int | None = None) -> EmulatedTestbed:
+                           max_multicast_groups: int | None = None,
+                           check: Callable[[], None] | None = None) -> EmulatedTestbed:
     """Start the emulators and write ``out`` (the testbed file) and the device config beside it.
+    ``check`` is called before each switch starts: what it raises stops the emulators started
+    so far and goes to the caller (the Deploy dialog's Cancel while it starts 1,026 switches at
+    fat-tree k=64).
 
     ``base_port`` 0 lets each emulator pick a free port; otherwise switch i listens on
     ``base_port + i``. ``behaviour`` ("strict" or "bmv2") and ``max_multicast_groups`` go to
@@ -95,6 +99,8 @@ def start_emulated_testbed(scenario: Any, out: str | Path, base_port: int = 0,
                          release_files=reserve(len(ids)))
     try:
         for i, sid in enumerate(ids):
+            if check is not None:
+                check()
             port = base_port + i if base_port else 0
             kw = {} if max_multicast_groups is None else \
                 {"max_multicast_groups": max_multicast_groups}

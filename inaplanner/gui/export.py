@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from inaplanner.errors import InaplannerError
-from inaplanner.gui.filejobs import FileJob, describe
-from inaplanner.io.native import load_plan, scenario_sha256
+from inaplanner.gui.filejobs import FileJob, describe, snapshot
+from inaplanner.io.native import document_sha256, load_plan, scenario_from_dict, scenario_sha256
 from inaplanner.model import Plan, Scenario
 from inaplanner.report import FORMATS, build_report, export_report
 
@@ -46,14 +46,48 @@ FILTERS = {
 }
 
 
-def export_work(scenario: Scenario, pairs: list[tuple[str, Plan]], title: str | None, fmt: str,
-                out: str) -> Callable[[FileJob], list[Path]]:
-    """A file job's work that builds and writes one report off the UI thread (a PDF of two plans
-    at fat-tree k=64 takes 9 s: 3 s evaluating and laying out the plans, 6 s for the pages). A
-    Stop ends it after the building, before anything is written: the files are written
-    atomically at the very end. The job's ``what`` names the step under way."""
+Entry = tuple[str, Any]  # ("result", PlanResult) or ("file", (label, Plan))
+
+
+def checked_pairs(source: Scenario | dict[str, Any], entries: list[Entry],
+                  notes: list[str]) -> tuple[Scenario, list[tuple[str, Plan]]]:
+    """The scenario of the report and its (label, plan) pairs, in ``entries``' order. ``source``
+    is the scenario of the first checked result, or the open document's file form when only plan
+    files are checked (a private copy is built from it: the document may be edited meanwhile).
+    A result planned on another scenario is refused; a plan file made for another version of
+    it is judged on this one, said in ``notes``. Hashing a scenario takes 0.6 s at fat-tree k=64,
+    so this runs in the export's job."""
+    if isinstance(source, dict):
+        scenario, sha = scenario_from_dict(source), document_sha256(source)
+    else:
+        scenario, sha = source, scenario_sha256(source)
+    pairs: list[tuple[str, Plan]] = []
+    for kind, payload in entries:
+        if kind == "result":
+            if payload.scenario is not scenario and scenario_sha256(payload.scenario) != sha:
+                raise InaplannerError(f"{payload.title} was planned on another scenario (a "
+                                      "what-if or an older version); export it separately")
+            pairs.append((payload.title, payload.plan))
+        else:
+            label, plan = payload
+            if plan.scenario_sha256 and plan.scenario_sha256 != sha:
+                notes.append(f"note: {label} was made for another version of the scenario; "
+                             "it is judged on this one")
+            pairs.append((label, plan))
+    return scenario, pairs
+
+
+def export_work(source: Scenario | dict[str, Any], entries: list[Entry], title: str | None,
+                fmt: str, out: str, notes: list[str]) -> Callable[[FileJob], list[Path]]:
+    """A file job's work that checks the plans (:func:`checked_pairs`), builds and writes one
+    report off the UI thread (a PDF of two plans at fat-tree k=64 takes 9 s: 3 s evaluating and
+    laying out the plans, 6 s for the pages). A Stop ends it after the building, before
+    anything is written: the files are written atomically at the very end. The job's ``what``
+    names the step under way."""
 
     def work(job: FileJob) -> list[Path]:
+        scenario, pairs = checked_pairs(source, entries, notes)
+        job.check()
         report = build_report(scenario, pairs, title=title)
         job.check()
         job.what = f"writing the {fmt}"
@@ -94,6 +128,7 @@ class ExportDialog(QDialog):
         self.busy.setVisible(False)
         self.job: FileJob | None = None
         self._exporting = ""  # what the running export does, for its note
+        self._notes: list[str] = []  # what the running export found to say (a plan file's version)
         buttons = QDialogButtonBox()
         self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.stop_button = buttons.addButton("Stop", QDialogButtonBox.ButtonRole.ActionRole)
@@ -172,9 +207,10 @@ class ExportDialog(QDialog):
             self.output_edit.setText(path)
 
     # ---- export --------------------------------------------------------------------------------
-    def chosen(self) -> tuple[Scenario, list[tuple[str, Plan]]]:
-        """The scenario and the checked (label, plan) pairs, in list order."""
-        entries = []
+    def chosen(self) -> tuple[Scenario | dict[str, Any], list[Entry]]:
+        """The report's source (the first checked result's scenario, else the open document's
+        file form) and the checked entries, in list order; :func:`checked_pairs` checks them."""
+        entries: list[Entry] = []
         for i in range(self.plans.count()):
             item = self.plans.item(i)
             if item.checkState() == Qt.CheckState.Checked:
@@ -182,34 +218,22 @@ class ExportDialog(QDialog):
         if not entries:
             raise InaplannerError("check at least one plan to export")
         results = [payload for kind, payload in entries if kind == "result"]
-        scenario = results[0].scenario if results else self.window.scenario()
-        sha = scenario_sha256(scenario)
-        pairs: list[tuple[str, Plan]] = []
-        for kind, payload in entries:
-            if kind == "result":
-                if payload.scenario is not scenario and scenario_sha256(payload.scenario) != sha:
-                    raise InaplannerError(f"{payload.title} was planned on another scenario (a "
-                                          "what-if or an older version); export it separately")
-                pairs.append((payload.title, payload.plan))
-            else:
-                label, plan = payload
-                if plan.scenario_sha256 and plan.scenario_sha256 != sha:
-                    self.note.setText(f"note: {label} was made for another version of the "
-                                      "scenario; it is judged on this one")
-                pairs.append((label, plan))
-        return scenario, pairs
+        source = results[0].scenario if results else snapshot(self.window.document)
+        return source, entries
 
     def export_job(self) -> FileJob:
-        """The job that writes the report as the dialog is set (raises InaplannerError on bad
-        input: no plan checked, no output, plans of different scenarios)."""
+        """The job that checks the plans and writes the report as the dialog is set (raises
+        InaplannerError on bad input: no plan checked, no output; plans of different scenarios
+        fail the job)."""
         fmt = self.format_combo.currentText()
         out = self.output_edit.text().strip()
         if not out:
             raise InaplannerError("choose where to write the report")
-        scenario, pairs = self.chosen()
-        self._exporting = f"exporting {len(pairs)} plan(s) as {fmt}"
-        return FileJob("building the report",
-                       export_work(scenario, pairs, self.title_edit.text().strip() or None, fmt, out))
+        source, entries = self.chosen()
+        self._notes = []
+        self._exporting = f"exporting {len(entries)} plan(s) as {fmt}"
+        return FileJob("building the report", export_work(
+            source, entries, self.title_edit.text().strip() or None, fmt, out, self._notes))
 
     def _export_clicked(self) -> None:
         if self.job is not None:
@@ -259,7 +283,7 @@ class ExportDialog(QDialog):
             self.note.setText("export stopped: nothing written")
             return
         where = written[0] if len(written) == 1 else written[0].parent
-        self.note.setText(f"wrote {len(written)} file(s): {where}")
+        self.note.setText("\n".join([*self._notes, f"wrote {len(written)} file(s): {where}"]))
         self.window.status(f"report exported to {where}")
         self.last_written = written
 

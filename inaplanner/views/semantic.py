@@ -50,42 +50,80 @@ class ZoomState:
         return int(self.bundle_ends.shape[0])
 
 
-class SemanticZoom:
-    """Boxes and bundles of one scenario's groups over the canvas arrays (node order = scene order)."""
+@dataclass(frozen=True)
+class _Structure:
+    """What a :class:`SemanticZoom` takes from the network alone (no positions)."""
 
-    def __init__(self, sc: Scenario, node_ids: list[str], node_xy: np.ndarray, link_a: np.ndarray,
-                 link_b: np.ndarray, grouping: Grouping | None = None) -> None:
-        self.grouping = grouping if grouping is not None else network_grouping(sc)
-        g = self.grouping
-        self.group_ids = [grp.id for grp in g.groups]
-        gindex = {gid: i for i, gid in enumerate(self.group_ids)}
-        self.n = len(node_ids)
-        self.node_group = np.fromiter((gindex[g.of_node[nid]] for nid in node_ids), dtype=np.int64,
-                                      count=self.n)
-        self.collapsible = np.array([grp.kind in COLLAPSIBLE and len(grp.members) > 1 for grp in g.groups],
-                                    dtype=bool)
-        self.kind = np.array([grp.kind for grp in g.groups], dtype=object)
-        self.link_a = np.asarray(link_a, dtype=np.int64)
-        self.link_b = np.asarray(link_b, dtype=np.int64)
-        is_switch = np.zeros(self.n, dtype=bool)
-        index = {nid: i for i, nid in enumerate(node_ids)}
-        for s in sc.switches():
-            is_switch[index[s.id]] = True
-        self.is_switch = is_switch
-        # the rack of each host: its lowest-tier switch neighbour (racks of a pod are drawn as blocks)
-        rank = np.zeros(self.n, dtype=np.int64)
-        for s in sc.switches():
-            rank[index[s.id]] = sc.rank(s.id)
-        self.rank = rank
-        self.rack_of = np.full(self.n, -1, dtype=np.int64)
-        host_end = np.concatenate([self.link_a, self.link_b])
-        sw_end = np.concatenate([self.link_b, self.link_a])
-        m = ~is_switch[host_end] & is_switch[sw_end]
-        h, s = host_end[m], sw_end[m]
-        order = np.lexsort((rank[s], h))[::-1]  # the last write per host wins: lowest rank
-        self.rack_of[h[order]] = s[order]
-        lowest = int(rank[is_switch].min()) if is_switch.any() else 0
-        self.rack_switches = np.flatnonzero(is_switch & (rank == lowest))
+    grouping: Grouping
+    group_ids: list[str]
+    node_group: np.ndarray  # (N,) group number of each node
+    collapsible: np.ndarray  # (G,) bool
+    kind: np.ndarray  # (G,) group kinds
+    is_switch: np.ndarray  # (N,) bool
+    rank: np.ndarray  # (N,) tier rank of switches (0 for hosts)
+    rack_of: np.ndarray  # (N,) the rack switch of each host, -1 for switches
+    rack_switches: np.ndarray  # node numbers of the lowest tier's switches
+    racked: np.ndarray  # hosts under one of them
+    rack_number: np.ndarray  # which (index into rack_switches), per racked host
+
+
+def _structure(sc: Scenario, grouping: Grouping) -> _Structure:
+    arrays = network_arrays(sc)
+    gindex = {grp.id: i for i, grp in enumerate(grouping.groups)}
+    n = len(arrays.node_ids)
+    node_group = np.fromiter((gindex[grouping.of_node[nid]] for nid in arrays.node_ids), dtype=np.int64, count=n)
+    collapsible = np.array([grp.kind in COLLAPSIBLE and len(grp.members) > 1 for grp in grouping.groups], dtype=bool)
+    kind = np.array([grp.kind for grp in grouping.groups], dtype=object)
+    is_switch = np.asarray(arrays.is_switch, dtype=bool)
+    index = arrays.node_index
+    # the rack of each host: its lowest-tier switch neighbour (racks of a pod are drawn as blocks)
+    rank = np.zeros(n, dtype=np.int64)
+    for sw in sc.switches():
+        rank[index[sw.id]] = sc.rank(sw.id)
+    rack_of = np.full(n, -1, dtype=np.int64)
+    host_end = np.concatenate([arrays.link_a, arrays.link_b])
+    sw_end = np.concatenate([arrays.link_b, arrays.link_a])
+    m = ~is_switch[host_end] & is_switch[sw_end]
+    h, s = host_end[m], sw_end[m]
+    order = np.lexsort((rank[s], h))[::-1]  # the last write per host wins: lowest rank
+    rack_of[h[order]] = s[order]
+    lowest = int(rank[is_switch].min()) if is_switch.any() else 0
+    rack_switches = np.flatnonzero(is_switch & (rank == lowest))
+    # hosts whose rack switch is of the lowest tier, and that switch's place in rack_switches
+    number = np.full(n, -1, dtype=np.int64)
+    number[rack_switches] = np.arange(rack_switches.size)
+    racked = np.flatnonzero(rack_of >= 0)
+    rack_number = number[rack_of[racked]]
+    ok = rack_number >= 0
+    return _Structure(grouping, [grp.id for grp in grouping.groups], node_group, collapsible, kind,
+                      is_switch, rank, rack_of, rack_switches, racked[ok], rack_number[ok])
+
+
+class SemanticZoom:
+    """Boxes and bundles of one scenario's groups over the canvas arrays (node and link order =
+    :func:`network_arrays`). What comes from the network alone is made once until it is edited
+    (0.2 s at fat-tree k=64), ahead while a file is read (:func:`prepare`)."""
+
+    def __init__(self, sc: Scenario, node_xy: np.ndarray, grouping: Grouping | None = None) -> None:
+        if grouping is None:
+            st = sc.derived("zoom structure", lambda: _structure(sc, network_grouping(sc)))
+        else:
+            st = _structure(sc, grouping)
+        arrays = network_arrays(sc)
+        self.grouping = st.grouping
+        self.group_ids = st.group_ids
+        self.n = len(arrays.node_ids)
+        self.node_group = st.node_group
+        self.collapsible = st.collapsible
+        self.kind = st.kind
+        self.link_a = arrays.link_a
+        self.link_b = arrays.link_b
+        self.is_switch = st.is_switch
+        self.rank = st.rank
+        self.rack_of = st.rack_of
+        self.rack_switches = st.rack_switches
+        self._racked = st.racked
+        self._rack_number = st.rack_number
         self.set_positions(node_xy)
 
     # ---- geometry ----------------------------------------------------------------------------
@@ -104,13 +142,10 @@ class SemanticZoom:
         rs = self.rack_switches
         rlo = xy[rs].copy()
         rhi = xy[rs].copy()
-        pos = {int(s): i for i, s in enumerate(rs.tolist())}
-        hosts = np.flatnonzero(self.rack_of >= 0)
+        hosts, k = self._racked, self._rack_number
         if hosts.size:
-            k = np.fromiter((pos.get(int(s), -1) for s in self.rack_of[hosts]), dtype=np.int64, count=hosts.size)
-            ok = k >= 0
-            np.minimum.at(rlo, k[ok], xy[hosts[ok]])
-            np.maximum.at(rhi, k[ok], xy[hosts[ok]])
+            np.minimum.at(rlo, k, xy[hosts])
+            np.maximum.at(rhi, k, xy[hosts])
         self.rack_boxes = np.column_stack([rlo[:, 0] - 12, rlo[:, 1] - 10, rhi[:, 0] + 12, rhi[:, 1] + 10])
         self.rack_group = self.node_group[rs]
 
@@ -220,13 +255,50 @@ def network_pods(sc: Scenario) -> dict[str, str]:
     return sc.derived("pods", lambda: pods_of(network_grouping(sc)))
 
 
+@dataclass(frozen=True)
+class NetworkArrays:
+    """The canvas's arrays of one network, in node and link order (read-only)."""
+
+    node_ids: list[str]
+    node_index: dict[str, int]
+    is_switch: list[bool]
+    link_a: np.ndarray  # (L,) node number of each link's first end
+    link_b: np.ndarray
+    capacity: np.ndarray  # (L,) Gbps
+    link_ends: list[tuple[str, str]]
+
+
+def network_arrays(sc: Scenario) -> NetworkArrays:
+    """Node ids and numbers, link ends and capacities as arrays, made once until the network is
+    edited (0.2 s at fat-tree k=64; positions are not in them, they move without an edit)."""
+
+    def make() -> NetworkArrays:
+        from inaplanner.model import Switch
+
+        ids = [n.id for n in sc.nodes]
+        index = {nid: i for i, nid in enumerate(ids)}
+        links = sc.links
+        ends = [(lk.a, lk.b) for lk in links]
+        a = np.fromiter((index[x] for x, _ in ends), dtype=np.int64, count=len(ends))
+        b = np.fromiter((index[y] for _, y in ends), dtype=np.int64, count=len(ends))
+        cap = np.fromiter((lk.capacity for lk in links), dtype=float, count=len(links))
+        for arr in (a, b, cap):
+            arr.setflags(write=False)
+        return NetworkArrays(ids, index, [isinstance(n, Switch) for n in sc.nodes], a, b, cap, ends)
+
+    arrays: NetworkArrays = sc.derived("canvas arrays", make)
+    return arrays
+
+
 def prepare(sc: Scenario) -> None:
-    """Make ahead what the window derives from the network alone (the canvas's grouping, the
-    Links and Switches tables' index: 0.9 and 0.9 s at fat-tree k=64), so a window shows a
-    scenario read on another thread without doing it on its own."""
+    """Make ahead what the window derives from the network alone (the canvas's arrays and
+    grouping, the Links and Switches tables' index: 0.2, 0.9 and 0.9 s at fat-tree k=64), so a
+    window shows a scenario read on another thread without doing it on its own."""
     from inaplanner.views.hotlists import network_index
 
+    network_arrays(sc)
     if wants_grouping(sc):
+        SemanticZoom(sc, np.zeros((len(sc.nodes), 2)))  # its network part, kept on ``sc``
         network_index(sc, network_pods(sc))
     else:
         network_index(sc)

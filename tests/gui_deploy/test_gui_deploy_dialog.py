@@ -252,3 +252,70 @@ def test_closing_stops_the_emulators_and_waits_for_a_running_deploy(qtbot, windo
         with pytest.raises(P4RTConnectionRefused):
             probe_tcp(address, "emulator", 2.0)
     assert window.errors == []
+
+
+def test_the_emulated_testbed_starts_off_the_ui_thread_and_cancel_keeps_none(qtbot, window,
+                                                                             monkeypatch):
+    """Start emulated testbed runs in a job (the scenario's copy and 1,026 switches take 6 s at
+    fat-tree k=64): the window's loop turns meanwhile, Cancel stops it at its next switch and
+    stops those already started, and an edit made meanwhile is not in what it emulates."""
+    from PySide6.QtCore import QTimer
+
+    from inaplanner.emulator import target
+
+    real = target.start_emulator
+    started: list = []
+    first = threading.Event()
+    gate = threading.Event()
+
+    def held(*args, **kwargs):
+        if started:
+            gate.wait(10)  # the second switch waits for the test's Cancel
+        handle = real(*args, **kwargs)
+        started.append(handle)
+        first.set()
+        return handle
+
+    monkeypatch.setattr(target, "start_emulator", held)
+    window.deploy.deploy_action.trigger()
+    dialog = window.deploy.dialog
+    turns = []
+
+    def on_turn() -> None:  # on the window's thread, while the job starts the switches
+        turns.append(dialog.cancel_button.isEnabled())
+        if first.is_set() and not gate.is_set():
+            dialog.cancel()
+            gate.set()
+
+    timer = QTimer()
+    timer.timeout.connect(on_turn)
+    timer.start(10)
+    assert dialog.start_emulated() is False
+    timer.stop()
+    assert turns and turns[0] is True  # Cancel was offered while it started
+    assert len(started) == 2 and all(h.stopped.is_set() for h in started)
+    for h in started:
+        with pytest.raises(P4RTConnectionRefused):
+            probe_tcp(h.address, "emulator", 2.0)
+    assert dialog.emulated is None and dialog.testbed_edit.text() == ""
+    assert "cancelled" in dialog.headline.text() and window.errors == []
+    assert dialog.emulate_button.isEnabled() and not dialog.cancel_button.isEnabled()
+
+    # an edit made while it starts is not in what it emulates: the scenario as the click saw it
+    started.clear()
+    first.clear()
+    gate.clear()
+    before = sorted(s.id for s in window.scenario().switches() if s.programmable)
+
+    def edit_on_turn() -> None:
+        if first.is_set() and not gate.is_set():
+            window.editor.set_programmable("L1", False)
+            gate.set()
+
+    timer = QTimer()
+    timer.timeout.connect(edit_on_turn)
+    timer.start(10)
+    assert dialog.start_emulated() is True
+    timer.stop()
+    assert not window.scenario().node("L1").programmable and "L1" in before
+    assert sorted(dialog.emulated.handles) == before

@@ -8,6 +8,7 @@ import pytest
 
 from inaplanner.views.compare import load_cdf
 from inaplanner.views.diffing import diff_results
+from inaplanner.views.fmt import delta, num
 
 
 def _two_results(qtbot, ctrl):
@@ -113,6 +114,15 @@ def test_diff_lists_moved_routes_and_changed_links(qtbot, standalone):
     assert view.diff is not None and view.links_table.rowCount() == len(d.link_deltas)
     assert view.routes_table.rowCount() == 5
     assert view.routes_table.text(0, 3) == "W0 - [L1] - S0 - L0 - PS"
+    # each row's text is made when first read (13,000 rows at fat-tree k=64), and is the diff's
+    rows = view.links_table.rows_model
+    by_link = {c.link: c for c in d.link_deltas}
+    for i in range(view.links_table.rowCount()):
+        c = by_link[view.links_table.text(i, 0)]
+        assert [view.links_table.text(i, j) for j in range(1, 5)] == [
+            num(c.load_a), num(c.load_b), delta(c.load_a, c.load_b), num(c.capacity)]
+    index = rows.index(1, 2)
+    assert rows.data(index) == view.links_table.text(1, 2)
 
 
 def test_the_load_cdf_has_one_point_per_distinct_value_and_the_per_link_steps():

@@ -61,6 +61,56 @@ def test_pods_collapse_at_fit_and_open_on_double_click(make_window, qtbot, ft8):
     assert set(pods) <= set(canvas.open_groups())
 
 
+def test_node_items_are_made_when_their_pod_first_opens(make_window, qtbot, ft8, ft8_plan):
+    """A node's item is made (and styled as an eager one would be: kind, overlay, job highlight,
+    a rename) the first time its pod opens; a closed pod's nodes have none."""
+    window = make_window()
+    scene = _open(window, qtbot, ft8)
+    canvas = window.canvas
+    sc = window.scenario()
+    shown = {nid for nid, v in zip(scene.node_ids, scene.zstate.node_visible.tolist(), strict=True) if v}
+    assert set(scene.items_by_id) == shown and len(shown) < len(sc.nodes)
+    pods = [g for g in canvas.closed_groups() if g.startswith("pod ")]
+    busy = {n for j in sc.jobs for n in (*j.workers, *j.parameter_servers)}
+    gid = next(g for g in pods if any(s.programmable for s in map(sc.node, scene.zoom.grouping.group(g).switches)))
+    members = scene.zoom.grouping.group(gid).members
+    hosts = [m for m in members if m in {h.id for h in sc.hosts()}]
+    renamed = next(h for h in hosts if h not in busy)
+    lit = next(h for h in hosts if h != renamed)
+    window.editor.rename(renamed, renamed + "-new")  # (an edit: clears any overlay, so first)
+    ov = overlay_from_evaluation(evaluate(sc, ft8_plan))
+    canvas.set_overlay(ov)
+    scene.highlight({lit: "#123456"})
+    assert any(s in ov.switches for s in scene.zoom.grouping.group(gid).switches)
+    assert not set(members) & set(scene.items_by_id)  # styling and renaming made no item
+    canvas.toggle_group(gid)
+    members = scene.zoom.grouping.group(gid).members
+    assert set(members) <= set(scene.items_by_id)
+    c = window.colours
+    pss = {p for j in sc.jobs for p in j.parameter_servers}
+    for nid in members:
+        item = scene.items_by_id[nid]
+        node = sc.node(nid)
+        assert item.isVisible() and item.node_id == nid
+        if nid in {h.id for h in sc.hosts()}:
+            want = c.ps if nid in pss else c.host
+        else:
+            want = c.programmable if node.programmable else c.switch
+        assert item.brush().color().name() == want, nid
+        so = ov.switch(nid)
+        if nid == lit:
+            assert item.pen().color().name() == "#123456"
+        elif so is not None:
+            assert item.pen().color().name() == so.colour, nid
+    assert renamed + "-new" in members and renamed not in scene.items_by_id
+    # a never-shown node asked for by id is made hidden; Find reveals and selects it
+    other = next(g for g in canvas.closed_groups() if g.startswith("pod "))
+    host = next(m for m in scene.zoom.grouping.group(other).members if m in {h.id for h in sc.hosts()})
+    assert not canvas.node_item(host).isVisible()
+    assert canvas.find(host) == host
+    assert canvas.node_item(host).isVisible() and canvas.selected_nodes() == [host]
+
+
 def test_task_focus_dims_the_other_tasks(make_window, qtbot, ft8, ft8_plan):
     window = make_window()
     scene = _open(window, qtbot, ft8)

@@ -18,12 +18,8 @@ from inaplanner.views.semantic import Occupancy, SemanticZoom
 
 
 def _zoom(sc):
-    ids = [n.id for n in sc.nodes]
-    index = {n: i for i, n in enumerate(ids)}
     xy = np.array([n.pos for n in sc.nodes], dtype=float)
-    a = np.array([index[lk.a] for lk in sc.links])
-    b = np.array([index[lk.b] for lk in sc.links])
-    return SemanticZoom(sc, ids, xy, a, b)
+    return SemanticZoom(sc, xy)
 
 
 def test_closed_groups_bundle_like_the_grouping(ft8, ft8_plan):

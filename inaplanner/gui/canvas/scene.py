@@ -2,7 +2,9 @@
 
 It owns no data of its own beyond what it draws: node items keyed by id, numpy arrays of node
 positions and link end points (fed to the layers), the link selection, the job highlight and the
-current overlay. Edits never happen here: a finished drag is reported with ``nodes_dragged`` and the
+current overlay. A node's item is made the first time the node is shown (or asked for with
+:meth:`CanvasScene.node_item`): a fat-tree k=64 opens with its 70,656 nodes in closed pods, and
+making and indexing an item for each held the window for 1.3 s. Edits never happen here: a finished drag is reported with ``nodes_dragged`` and the
 controller turns it into an undoable command.
 """
 
@@ -34,7 +36,7 @@ from inaplanner.gui.theme import LIGHT, CanvasColours
 from inaplanner.model import Switch
 from inaplanner.model.document import DocEvent, ScenarioDocument
 from inaplanner.views.overlay import Overlay, fmt
-from inaplanner.views.semantic import SemanticZoom, ZoomState, wants_grouping
+from inaplanner.views.semantic import SemanticZoom, ZoomState, network_arrays, wants_grouping
 
 MARGIN = 120.0
 HIT_PIXELS = 6.0  # how close (pixels) a click must be to pick a link
@@ -57,7 +59,7 @@ class CanvasScene(QGraphicsScene):
         self.grid = 20.0
         self.selected_links: set[int] = set()
         self.highlighted: dict[str, str] = {}  # node id -> colour (job highlight)
-        self.items_by_id: dict[str, NodeItem] = {}
+        self.items_by_id: dict[str, NodeItem] = {}  # the nodes shown so far (made when first shown)
         self.node_ids: list[str] = []
         self.node_index: dict[str, int] = {}
         self.node_is_switch: list[bool] = []
@@ -127,37 +129,66 @@ class CanvasScene(QGraphicsScene):
             n = len(sc.nodes)
             # a fixed BSP depth: Qt's automatic choice re-partitions as items come and go
             self.setBspTreeDepth(int(min(12, max(4, np.ceil(np.log2(max(n, 1)) / 1.5)))))
-            for node in sc.nodes:
-                self._add_item(node)
             self.selected_links.clear()
         finally:
             self._syncing = False
-        self._refresh_arrays()
         self._ps_ids = self._roles()[1]
-        self.restyle_nodes()
+        self._stale_style.clear()
+        self._refresh_arrays()  # makes (and styles) the items of the nodes shown
 
-    def _add_item(self, node) -> NodeItem:
-        pos = node.pos if node.pos is not None else (0.0, 0.0)
-        item = NodeItem(self, node.id, pos)
+    def _add_item(self, k: int) -> NodeItem:
+        """Make the item of node number ``k`` at the scene's position of it (styled by the caller)."""
+        nid = self.node_ids[k]
+        item = NodeItem(self, nid, (float(self.node_xy[k, 0]), float(self.node_xy[k, 1])))
         if self.simple:
             item.set_simple(True)
-        self.items_by_id[node.id] = item
+        self.items_by_id[nid] = item
         self.addItem(item)
         return item
+
+    def _show(self, ks: list[int], visible: np.ndarray | None) -> None:
+        """Show or hide the items of these node numbers (``visible`` None: all shown), making
+        the missing items of shown nodes, and style those made now or styled while hidden."""
+        restyle: list[str] = []
+        ids = self.node_ids
+        items = self.items_by_id
+        stale = self._stale_style
+        self._syncing = True
+        try:
+            for k in ks:
+                on = True if visible is None else bool(visible[k])
+                item = items.get(ids[k])
+                if item is None:
+                    if on:
+                        self._add_item(k)
+                        restyle.append(ids[k])
+                    continue
+                if item.isVisible() != on:
+                    item.setVisible(on)
+                if on:
+                    if ids[k] in stale:
+                        stale.discard(ids[k])
+                        restyle.append(ids[k])
+                elif item.isSelected():
+                    item.setSelected(False)
+        finally:
+            self._syncing = False
+        if restyle:
+            self.restyle_nodes(restyle)
 
     def _refresh_arrays(self) -> None:
         """Node positions and link end points as arrays, from the document."""
         sc = self.document.scenario
-        self.node_ids = [n.id for n in sc.nodes]
-        self.node_index = {nid: i for i, nid in enumerate(self.node_ids)}
-        self.node_is_switch = [isinstance(n, Switch) for n in sc.nodes]
+        arrays = network_arrays(sc)  # made while the file was read, or now after an edit
+        self.node_ids = arrays.node_ids
+        self.node_index = arrays.node_index
+        self.node_is_switch = arrays.is_switch
         xy = np.array([n.pos if n.pos is not None else (0.0, 0.0) for n in sc.nodes], dtype=float)
         self.node_xy = xy.reshape(-1, 2)
-        idx = self.node_index
-        self.link_a = np.fromiter((idx[lk.a] for lk in sc.links), dtype=np.int64, count=len(sc.links))
-        self.link_b = np.fromiter((idx[lk.b] for lk in sc.links), dtype=np.int64, count=len(sc.links))
-        self.link_capacity = np.fromiter((lk.capacity for lk in sc.links), dtype=float, count=len(sc.links))
-        self.link_ends = [(lk.a, lk.b) for lk in sc.links]
+        self.link_a = arrays.link_a
+        self.link_b = arrays.link_b
+        self.link_capacity = arrays.capacity
+        self.link_ends = arrays.link_ends
         if len(self.node_colour) != len(self.node_ids):
             self.node_colour = [self.colours.outline] * len(self.node_ids)
         self._build_zoom()
@@ -170,7 +201,7 @@ class CanvasScene(QGraphicsScene):
         self.zoom = None
         if self.grouping_enabled and wants_grouping(sc):
             try:
-                self.zoom = SemanticZoom(sc, self.node_ids, self.node_xy, self.link_a, self.link_b)
+                self.zoom = SemanticZoom(sc, self.node_xy)
             except Exception:  # an odd network the grouping cannot handle: draw it node by node
                 self.zoom = None
         if self.zoom is None:
@@ -282,13 +313,7 @@ class CanvasScene(QGraphicsScene):
             self.zstate = None
             self.link_visible = None
             if changed:
-                for item in self.items_by_id.values():
-                    if not item.isVisible():
-                        item.setVisible(True)
-                if self._stale_style:
-                    stale = sorted(self._stale_style)
-                    self._stale_style.clear()
-                    self.restyle_nodes(stale)
+                self._show(list(range(len(self.node_ids))), None)
                 self._zoom_changed()
             return
         mask = self.open_mask()
@@ -299,22 +324,10 @@ class CanvasScene(QGraphicsScene):
         self.zstate = st
         self.link_visible = st.link_visible
         vis = st.node_visible
-        flip = np.flatnonzero(vis != before) if before is not None and before.shape == vis.shape else np.arange(vis.size)
-        self._syncing = True
-        try:
-            for k in flip.tolist():
-                item = self.items_by_id.get(self.node_ids[k])
-                if item is not None:
-                    item.setVisible(bool(vis[k]))
-                    if not vis[k] and item.isSelected():
-                        item.setSelected(False)
-        finally:
-            self._syncing = False
-        if self._stale_style:
-            shown = [self.node_ids[k] for k in flip.tolist() if vis[k] and self.node_ids[k] in self._stale_style]
-            if shown:
-                self._stale_style.difference_update(shown)
-                self.restyle_nodes(shown)
+        # forced (the network changed): every node, since a node's number may now be another's
+        same = not force and before is not None and before.shape == vis.shape
+        flip = np.flatnonzero(vis != before) if same else np.arange(vis.size)
+        self._show(flip.tolist(), vis)
         self._zoom_changed()
 
     def bundle_stats(self) -> tuple[np.ndarray, np.ndarray]:
@@ -442,6 +455,10 @@ class CanvasScene(QGraphicsScene):
         if kind == "reset":
             self.clear_overlay()
             self.highlighted.clear()
+            # another network: its pods start closed, and the view's fit (or its next paint)
+            # opens those its zoom shows; at the old network's zoom a k=64 file opened all of
+            # them, and its 70,656 node items were made only to be hidden by the fit
+            self.view_scale = 0.0
             self.rebuild()
             return
         if kind == "nodes_moved":
@@ -452,11 +469,15 @@ class CanvasScene(QGraphicsScene):
             self.clear_overlay()
             return
         if kind == "node_changed":
-            if len(ev.ids) == 2 and ev.ids[0] in self.items_by_id and ev.ids[1] not in self.items_by_id:
-                old, new = ev.ids
-                item = self.items_by_id.pop(old)
-                item.node_id = new
-                self.items_by_id[new] = item
+            if len(ev.ids) == 2 and ev.ids[0] in self.node_index and ev.ids[1] not in self.node_index:
+                old, new = ev.ids  # a rename
+                item = self.items_by_id.pop(old, None)
+                if item is not None:
+                    item.node_id = new
+                    self.items_by_id[new] = item
+                if old in self._stale_style:
+                    self._stale_style.discard(old)
+                    self._stale_style.add(new)
                 if old in self.highlighted:
                     self.highlighted[new] = self.highlighted.pop(old)
                 self._refresh_arrays()
@@ -480,23 +501,21 @@ class CanvasScene(QGraphicsScene):
             self.restyle_nodes(before ^ self._ps_ids)
 
     def _sync_structure(self) -> None:
-        """Add and remove node items to match the document (keyed by id; cheap for big scenes)."""
+        """Remove the items of removed nodes; the arrays follow the document, and the items of
+        added nodes are made when they are shown (keyed by id; cheap for big scenes)."""
         sc = self.document.scenario
-        want = {n.id: n for n in sc.nodes}
+        want = {n.id for n in sc.nodes}
         self._syncing = True
         try:
             for nid in [i for i in self.items_by_id if i not in want]:
                 self.removeItem(self.items_by_id.pop(nid))
                 self.highlighted.pop(nid, None)
-            added = [n for nid, n in want.items() if nid not in self.items_by_id]
-            for node in added:
-                self._add_item(node)
+                self._stale_style.discard(nid)
         finally:
             self._syncing = False
         self.selected_links.clear()
         self.link_selection_changed.emit()
         self._refresh_arrays()
-        self.restyle_nodes([n.id for n in added])
 
     def _sync_positions(self, ids: tuple[str, ...]) -> None:
         sc = self.document.scenario
@@ -662,7 +681,16 @@ class CanvasScene(QGraphicsScene):
     # ---- lookups for items, tooltips and tests -----------------------------------------------
 
     def node_item(self, node_id: str) -> NodeItem:
-        return self.items_by_id[node_id]
+        """The node's item, made now if the node was never shown (hidden if it is not)."""
+        item = self.items_by_id.get(node_id)
+        if item is None:
+            k = self.node_index[node_id]  # KeyError: no such node
+            item = self._add_item(k)
+            shown = self.zstate is None or bool(self.zstate.node_visible[k])
+            if not shown:
+                item.setVisible(False)
+            self.restyle_nodes([node_id])
+        return item
 
     def link_item(self, index: int) -> LinkItem:
         if not 0 <= index < self.link_segments.shape[0]:

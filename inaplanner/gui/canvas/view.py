@@ -208,7 +208,7 @@ class Canvas(QGraphicsView):
         text = name.strip()
         if not text:
             return None
-        found = text if text in self._scene.items_by_id else None
+        found = text if text in self._scene.node_index else None
         if found is None:
             low = text.lower()
             found = next((i for i in ids if i.lower() == low), None) or next((i for i in ids if low in i.lower()), None)
