@@ -13,7 +13,13 @@
    sampled every 10 s after a 30 s warm-up, with the least-squares slope in MB/min
    (``--history`` sets the poller's snapshot history, to compare with the old 3,600).
 
-Run: ``.venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10] [--memory 180]``.
+4. ``--record K``: the SQLite recording of polls of a fat-tree k=K (3 K^3/4 links, every
+   directed link measured; synthetic polls, as the poller makes them): ``SqliteRecorder`` made,
+   ``write`` of a poll (median of ``--polls``) and the file's growth a poll, ``load_recording`` of
+   a 3-poll recording (median of 3).
+
+Run: ``.venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10] [--memory 180]
+[--record 64]``.
 """
 
 from __future__ import annotations
@@ -221,6 +227,50 @@ def bench_memory(k: int, seconds: float, tmp: Path, interval: float, history: in
         proc.join(20)
 
 
+def bench_record(k: int, polls: int, tmp: Path) -> None:
+    import numpy as np
+
+    from inaplanner.monitor.recording import LinkInfo, SqliteRecorder, load_recording
+    from inaplanner.monitor.series import Snapshot
+
+    n = 3 * k**3 // 4
+    names = [f"{kind}{i}" for kind in ("E", "A", "C") for i in range(k * k)]
+    rng = np.random.default_rng(1)
+    ends = rng.integers(0, len(names), (n, 2))
+    links = {}
+    for li, (a, b) in enumerate(ends.tolist()):
+        links[li, 0] = LinkInfo(names[a], names[b], 100.0)
+        links[li, 1] = LinkInfo(names[b], names[a], 100.0)
+    li = np.repeat(np.arange(n, dtype=np.intp), 2)
+    d = np.tile(np.array([0, 1], dtype=np.intp), n)
+
+    def poll(i: int) -> Snapshot:
+        v = rng.random(li.size) * 100.0
+        rates = dict(zip(zip(li.tolist(), d.tolist(), strict=True), v.tolist(), strict=True))
+        return Snapshot(float(i), time.time(), rates, (), (), (li, d, v))
+
+    snaps = [poll(i) for i in range(max(3, polls))]
+    path = tmp / "run.sqlite"
+    rec, made = timed(SqliteRecorder, path, {"scenario": f"k{k}"}, links)
+    size = path.stat().st_size
+    times = []
+    for snap in snaps:
+        _, t = timed(rec.write, snap)
+        times.append(t)
+    rec.close()
+    grown = (path.stat().st_size - size) / len(snaps)
+    three = tmp / "run3.sqlite"
+    rec = SqliteRecorder(three, {"scenario": f"k{k}"}, links)
+    for snap in snaps[:3]:
+        rec.write(snap)
+    rec.close()
+    loads = [timed(load_recording, three)[1] for _ in range(3)]
+    print(f"record k={k} ({2 * n:,} directed links a poll): recorder made {made:.2f} s "
+          f"({size / 1e6:.1f} MB); write {statistics.median(times):.3f} s a poll (median of "
+          f"{len(times)}), {grown / 1e6:.1f} MB a poll; load_recording of 3 polls "
+          f"{statistics.median(loads):.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=8)
@@ -229,9 +279,14 @@ def main() -> None:
     ap.add_argument("--memory", type=float, metavar="SECONDS",
                     help="only the memory run of the monitor, this long")
     ap.add_argument("--history", type=int, default=30, help="with --memory: poller history")
+    ap.add_argument("--record", type=int, metavar="K",
+                    help="only the SQLite recording of polls of a fat-tree k=K")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if args.record:
+            bench_record(args.record, args.polls, tmp)
+            return
         if args.memory:
             bench_memory(args.k, args.memory, tmp, args.interval, args.history)
             return

@@ -5,8 +5,20 @@ a header and one row per poll (``kind=tick``: time and the switches that did not
 by one row per measured directed link (``kind=rate``). Floats are written with ``repr`` so a replay
 gives back exactly the recorded series.
 
-SQLite (``.sqlite``, ``.sqlite3``, ``.db``): tables ``meta(key, value)``, ``ticks(seq, t, wall,
-stale)`` and ``rates(seq, link, direction, src, dst, capacity, gbps)``.
+SQLite (``.sqlite``, ``.sqlite3``, ``.db``), format version 2 (``version`` in ``meta``):
+
+- ``meta(key, value)``: the run's metadata, each value as JSON;
+- ``links(link, direction, src, dst, capacity)``: every directed link of the run, written once
+  when the recording starts (a link measured but not known then is added as ``?``, ``?``, 0);
+- ``ticks(seq, t, wall, stale)``: one row per poll (``stale``: the switches that did not answer,
+  space-separated);
+- ``rates(seq, link, direction, gbps)``: one row per measured directed link of poll ``seq``, in
+  link order; ``gbps`` is stored untyped so every float comes back bit for bit;
+- the view ``rates_named(seq, t, link, direction, src, dst, capacity, gbps)`` joins the three, for
+  reading a recording with ``sqlite3`` (``SELECT * FROM rates_named WHERE src = 'S1'``).
+
+Version 1 (before the ``links`` table) repeated the link in every row: ``rates(seq, link,
+direction, src, dst, capacity, gbps)``; it is still read.
 
 Both are written as the run goes (a tick is flushed or committed as soon as it is polled), so an
 interrupted run keeps everything recorded so far.
@@ -20,15 +32,20 @@ import json
 import math
 import os
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from inaplanner.errors import InaplannerError, ValidationError
 from inaplanner.monitor.series import Snapshot
 
 FORMAT = "inaplanner-monitor-recording"
-VERSION = 1
+VERSION = 1  # of the CSV format
+SQLITE_VERSION = 2  # of the SQLite format (1: the link's names and capacity in every rate row)
 COLUMNS = ["t", "wall", "kind", "link", "direction", "src", "dst", "capacity", "gbps", "stale"]
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -84,27 +101,39 @@ class CsvRecorder:
                                          sort_keys=True) + "\n")
         self._w = csv.writer(self._fh, lineterminator="\n")
         self._quoted: dict[str, str] = {}  # switch names as csv fields
+        self._fields: dict[tuple[int, int], str] = {}  # a directed link's fields before its rate
         self._w.writerow(COLUMNS)
         self._fh.flush()
 
     def write(self, snap: Snapshot) -> None:
-        """A tick row, then a row per measured link. The rate rows are written as text, the
-        names quoted as the csv module quotes them (:meth:`_quoted`): a csv row per link took
-        1.5 s a poll at fat-tree k=64 (393,216 directed links)."""
+        """A tick row, then a row per measured link, in link order. A link's fields up to its
+        rate are made once (:meth:`_fields`) and each poll's rows from the snapshot's arrays: a
+        csv row per link took 1.5 s a poll at fat-tree k=64 (393,216 directed links), the rows
+        from the ``rates`` dict 0.8 s."""
         self._w.writerow([repr(snap.t), repr(snap.wall), "tick", "", "", "", "", "", "",
                           " ".join(snap.stale)])
         head = f"{snap.t!r},{snap.wall!r},rate"
-        unknown = LinkInfo("?", "?", 0.0)
-        quoted = self._quoted
+        li, d, v = snap.arrays()
+        li, d = np.asarray(li, dtype=np.int64), np.asarray(d, dtype=np.int64)
+        order = np.lexsort((d, li))
+        if not (order[1:] > order[:-1]).all():
+            li, d, v = li[order], d[order], np.asarray(v)[order]
+        fields = self._fields
         rows = []
-        for (li, d), v in sorted(snap.rates.items()):
-            info = self.links.get((li, d), unknown)
-            src, dst = quoted.get(info.src), quoted.get(info.dst)
-            if src is None or dst is None:
-                src, dst = self._quote(info.src), self._quote(info.dst)
-            rows.append(f"{head},{li},{d},{src},{dst},{float(info.capacity)!r},{float(v)!r},\n")
+        for a, b, x in zip(li.tolist(), d.tolist(), np.asarray(v, dtype=float).tolist(), strict=True):
+            f = fields.get((a, b))
+            if f is None:
+                f = self._link_fields(a, b)
+            rows.append(f"{head},{f},{x!r},\n")
         self._fh.write("".join(rows))
         self._fh.flush()
+
+    def _link_fields(self, li: int, d: int) -> str:
+        """``link,direction,src,dst,capacity`` of a directed link as csv text, remembered."""
+        info = self.links.get((li, d), LinkInfo("?", "?", 0.0))
+        text = self._fields[li, d] = \
+            f"{li},{d},{self._quote(info.src)},{self._quote(info.dst)},{float(info.capacity)!r}"
+        return text
 
     def _quote(self, name: str) -> str:
         """``name`` as a field the csv module writes (quoted when it holds a comma, a quote or
@@ -122,38 +151,123 @@ class CsvRecorder:
 
 
 class SqliteRecorder:
+    """The SQLite recording (format version 2, see the module's docstring).
+
+    The links are written once, when the recording starts; a poll is one transaction of its tick
+    and its rates, committed before :meth:`write` returns. Fat-tree k=64 (393,216 directed links
+    a poll): 0.15 s and 9 MB a poll (the links: 0.9 s and 10 MB once), where the version 1 rows
+    (each with its link's names and capacity, from the ``rates`` dict) took 1.0-1.5 s and 14 MB.
+
+    The journal is SQLite's default (a rollback journal, ``synchronous=FULL``): a committed poll
+    is in the ``.sqlite`` file itself, so the file of an interrupted run holds every poll written
+    so far, even copied alone, and opens read-only. WAL would keep the polls in ``-wal`` until a
+    checkpoint and a read-only open would need its ``-shm``; ``synchronous=NORMAL`` or ``OFF``
+    saved nothing measurable (the time is in the inserts, not the syncs).
+    """
+
+    #: Rows per INSERT statement: one statement per row took twice as long at k=64.
+    ROWS_PER_INSERT = 500
+    #: Page cache (KiB), above a poll's 9 MB at k=64: with SQLite's default 2 MB, pages spilled
+    #: to the file mid-transaction (a poll 0.16 s, one in ten over 0.29 s; 0.14 and 0.21 s).
+    CACHE_KIB = 32 * 1024
+
     def __init__(self, path: str | os.PathLike[str], meta: dict[str, Any],
                  links: dict[tuple[int, int], LinkInfo]) -> None:
         self.path = Path(path)
         self.links = links
+        known = [(int(li), int(d)) for li, d in links if 0 <= li <= MAX_LINK_INDEX and d in (0, 1)]
+        #: (link, direction) in the links table; grown when a poll measures an unknown link
+        self._known = np.zeros((1 + max((li for li, _ in known), default=-1), 2), dtype=bool)
+        for li, d in known:
+            self._known[li, d] = True
         try:
             if self.path.exists():
                 self.path.unlink()
             self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+            self._db.execute(f"PRAGMA cache_size = -{self.CACHE_KIB}")
+            limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+            self._rows_per_insert = max(1, min(self.ROWS_PER_INSERT, limit // 5))
             self._db.executescript(
                 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                "CREATE TABLE links(link INTEGER, direction INTEGER, src TEXT, dst TEXT, "
+                "capacity REAL, PRIMARY KEY(link, direction)) WITHOUT ROWID;"
                 "CREATE TABLE ticks(seq INTEGER PRIMARY KEY, t REAL, wall REAL, stale TEXT);"
-                "CREATE TABLE rates(seq INTEGER, link INTEGER, direction INTEGER, src TEXT, "
-                "dst TEXT, capacity REAL, gbps REAL);"
+                # no index (rows are appended in poll order); gbps untyped: a REAL column
+                # stores -0.0 as the integer 0
+                "CREATE TABLE rates(seq INTEGER, link INTEGER, direction INTEGER, gbps);"
+                "CREATE VIEW rates_named AS SELECT r.seq AS seq, k.t AS t, r.link AS link, "
+                "r.direction AS direction, l.src AS src, l.dst AS dst, l.capacity AS capacity, "
+                "r.gbps AS gbps FROM rates AS r JOIN ticks AS k ON k.seq = r.seq "
+                "JOIN links AS l ON l.link = r.link AND l.direction = r.direction;"
             )
-            full = {"format": FORMAT, "version": VERSION, **meta}
-            self._db.executemany("INSERT INTO meta VALUES (?, ?)",
-                                 [(k, json.dumps(v)) for k, v in sorted(full.items())])
-            self._db.commit()
+            full = {"format": FORMAT, "version": SQLITE_VERSION, **meta}
+            with self._db:
+                self._db.executemany("INSERT INTO meta VALUES (?, ?)",
+                                     [(k, json.dumps(v)) for k, v in sorted(full.items())])
+                self._insert("links", 5, chain.from_iterable(
+                    (int(li), int(d), info.src, info.dst, float(info.capacity))
+                    for (li, d), info in sorted(links.items())
+                    if 0 <= li <= MAX_LINK_INDEX and d in (0, 1)))
         except (OSError, sqlite3.Error) as exc:
             raise InaplannerError(f"{self.path}: cannot write the recording: {exc}") from None
         self._seq = 0
 
     def write(self, snap: Snapshot) -> None:
-        self._seq += 1
-        self._db.execute("INSERT INTO ticks VALUES (?, ?, ?, ?)",
-                         (self._seq, snap.t, snap.wall, " ".join(snap.stale)))
-        rows = []
-        for (li, d), v in sorted(snap.rates.items()):
-            info = self.links.get((li, d), LinkInfo("?", "?", 0.0))
-            rows.append((self._seq, li, d, info.src, info.dst, float(info.capacity), float(v)))
-        self._db.executemany("INSERT INTO rates VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        self._db.commit()
+        """The poll's tick row and a row per measured link (from :meth:`Snapshot.arrays`, in
+        link order; a non-finite rate is left out, as a replay would refuse it), committed."""
+        li, d, v = snap.arrays()
+        li, d, v = (np.asarray(li, dtype=np.int64), np.asarray(d, dtype=np.int64),
+                    np.asarray(v, dtype=float))
+        finite = np.isfinite(v)
+        if not finite.all():
+            li, d, v = li[finite], d[finite], v[finite]
+        valid = (li >= 0) & (li <= MAX_LINK_INDEX) & ((d == 0) | (d == 1))
+        if valid.all():
+            key = li * 2 + d
+            if key.size > 1 and not (key[1:] > key[:-1]).all():
+                order = np.argsort(key, kind="stable")
+                li, d, v, key = li[order], d[order], v[order], key[order]
+        else:  # keys no replay reads: recorded all the same, as they were measured
+            order = np.lexsort((d, li))
+            li, d, v, valid = li[order], d[order], v[order], valid[order]
+        known = self._known
+        inside = valid & (li < known.shape[0])
+        unknown = ~inside
+        unknown[inside] = ~known[li[inside], d[inside]]
+        seq = self._seq + 1
+        with self._db:  # one transaction: committed, or rolled back if any insert fails
+            self._db.execute("INSERT INTO ticks VALUES (?, ?, ?, ?)",
+                             (seq, snap.t, snap.wall, " ".join(snap.stale)))
+            if unknown.any():
+                self._db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, '?', '?', 0.0)",
+                                     zip(li[unknown].tolist(), d[unknown].tolist(), strict=True))
+            self._insert("rates", 4, chain.from_iterable(
+                zip(repeat(seq), li.tolist(), d.tolist(), v.tolist(), strict=False)))
+        self._seq = seq
+        if unknown.any():
+            new = unknown & valid
+            top = int(li[new].max(initial=-1))
+            if top >= known.shape[0]:
+                self._known = known = np.vstack(
+                    [known, np.zeros((top + 1 - known.shape[0], 2), dtype=bool)])
+            known[li[new], d[new]] = True
+
+    def _insert(self, table: str, width: int, values: Iterable[Any]) -> None:
+        """Insert the rows of ``width`` columns whose values ``values`` lists one after another,
+        :attr:`ROWS_PER_INSERT` rows per statement."""
+        flat = list(values)
+        rows = len(flat) // width
+        per = self._rows_per_insert
+        step = per * width
+        whole = rows - rows % per
+        if whole:
+            sql = f"INSERT INTO {table} VALUES " + ",".join(
+                ["(" + ",".join("?" * width) + ")"] * per)
+            self._db.executemany(sql, (flat[i:i + step] for i in range(0, whole * width, step)))
+        if rows > whole:
+            sql = f"INSERT INTO {table} VALUES " + ",".join(
+                ["(" + ",".join("?" * width) + ")"] * (rows - whole))
+            self._db.execute(sql, flat[whole * width:])
 
     def close(self) -> None:
         try:
@@ -296,34 +410,21 @@ def _load_sqlite(p: Path) -> Recording:
             if meta.get("format") != FORMAT:
                 raise ValidationError("not an inaplanner monitoring recording", "table meta",
                                       source)
+            version = meta.get("version")
+            if isinstance(version, (int, float)) and not isinstance(version, bool) \
+                    and version > SQLITE_VERSION:
+                raise ValidationError(f"format version {version} is newer than this inaplanner "
+                                      f"reads ({SQLITE_VERSION})", "table meta", source)
             rec = Recording(meta)
-            by_seq: dict[int, Snapshot] = {}
-            row_id = "ticks"
-            try:
-                for seq, t, wall, stale in db.execute(
-                        "SELECT seq, t, wall, stale FROM ticks ORDER BY seq"):
-                    row_id = f"ticks seq {seq}"
-                    names = stale if isinstance(stale, str) else ("" if stale is None else None)
-                    if names is None:
-                        raise ValueError("stale must be text")
-                    snap = Snapshot(_finite(t, "t"), _finite(wall, "wall"), {},
-                                    tuple(_name(s, "stale switch") for s in names.split()))
-                    by_seq[seq] = snap
-                    rec.snapshots.append(snap)
-                row_id = "rates"
-                for seq, li, d, src, dst, cap, v in db.execute(
-                        "SELECT seq, link, direction, src, dst, capacity, gbps FROM rates "
-                        "ORDER BY rowid"):
-                    row_id = f"rates of tick {seq}"
-                    snap = by_seq.get(seq) if isinstance(seq, int) else None
-                    if snap is None:
-                        raise ValueError(f"rate row for unknown tick {str(seq)[:40]}")
-                    key = (_index(li, "link", MAX_LINK_INDEX), _index(d, "direction", 1))
-                    snap.rates[key] = _finite(v, "gbps")
-                    rec.links.setdefault(key, LinkInfo(_name(src, "src"), _name(dst, "dst"),
-                                                       _finite(cap, "capacity")))
-            except (ValueError, TypeError) as exc:
-                raise ValidationError(str(exc), row_id, source) from None
+            by_seq = _ticks(db, rec, source)
+            # version 2, or its links table (version 1 was read whatever its meta said)
+            if version == SQLITE_VERSION or db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'links'"
+            ).fetchone() is not None:
+                _links(db, rec, source)
+                _rates(db, rec, by_seq, source)
+            else:
+                _rates_v1(db, rec, by_seq, source)
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -332,3 +433,124 @@ def _load_sqlite(p: Path) -> Recording:
         raise ValidationError("cannot read the recording: text in it is not UTF-8",
                               source=source) from None
     return rec
+
+
+def _ticks(db: sqlite3.Connection, rec: Recording, source: str) -> dict[Any, Snapshot]:
+    """The polls (table ``ticks``), appended to ``rec``; by their ``seq``."""
+    by_seq: dict[Any, Snapshot] = {}
+    row_id = "ticks"
+    try:
+        for seq, t, wall, stale in db.execute("SELECT seq, t, wall, stale FROM ticks ORDER BY seq"):
+            row_id = f"ticks seq {seq}"
+            names = stale if isinstance(stale, str) else ("" if stale is None else None)
+            if names is None:
+                raise ValueError("stale must be text")
+            snap = Snapshot(_finite(t, "t"), _finite(wall, "wall"), {},
+                            tuple(_name(s, "stale switch") for s in names.split()))
+            by_seq[seq] = snap
+            rec.snapshots.append(snap)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(str(exc), row_id, source) from None
+    return by_seq
+
+
+class _Names(dict[Any, str]):
+    """Switch names checked (:func:`_name`) once each: a k=64 recording names 5,120 switches in
+    393,216 rows."""
+
+    def check(self, text: Any, what: str) -> str:
+        name = self.get(text) if isinstance(text, str) else None
+        if name is None:
+            name = self[text] = _name(text, what)
+        return name
+
+
+def _links(db: sqlite3.Connection, rec: Recording, source: str) -> None:
+    """The directed links (table ``links``, format version 2) into ``rec.links``."""
+    links = rec.links
+    names = _Names()
+    name = names.get  # (only text is in it: a name checked)
+    li: Any = None
+    d: Any = None
+    try:
+        for li, d, src, dst, cap in db.execute(
+                "SELECT link, direction, src, dst, capacity FROM links"):
+            if type(li) is not int or not 0 <= li <= MAX_LINK_INDEX or (d != 0 and d != 1) \
+                    or type(d) is not int:
+                li, d = _index(li, "link", MAX_LINK_INDEX), _index(d, "direction", 1)
+            if type(cap) is not float or cap - cap != 0.0:  # (not finite: NaN)
+                cap = _finite(cap, "capacity")
+            n = len(links)
+            links[li, d] = LinkInfo(name(src) or names.check(src, "src"),
+                                    name(dst) or names.check(dst, "dst"), cap)
+            if len(links) == n:
+                raise ValueError("the link is listed twice")
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(str(exc), f"table links, link {str(li)[:40]} direction "
+                                        f"{str(d)[:40]}", source) from None
+
+
+def _rates(db: sqlite3.Connection, rec: Recording, by_seq: dict[Any, Snapshot],
+           source: str) -> None:
+    """The measured rates (table ``rates``, format version 2) into the polls ``by_seq``: a link
+    must be in the ``links`` table (:func:`_links`). About 0.5 s a poll at fat-tree k=64."""
+    links = rec.links
+    seq: Any = None
+    li: Any = None
+    d: Any = None
+    current: Any = None
+    rates: dict[tuple[int, int], float] = {}
+    try:
+        for seq, li, d, v in db.execute("SELECT seq, link, direction, gbps FROM rates "
+                                        "ORDER BY rowid"):
+            if seq != current or type(seq) is not int:
+                snap = by_seq.get(seq) if type(seq) is int else None
+                if snap is None:
+                    raise ValueError(f"rate row for unknown tick {str(seq)[:40]}")
+                current, rates = seq, snap.rates
+            key = (li, d)
+            if type(li) is not int or type(d) is not int or key not in links:
+                key = (_index(li, "link", MAX_LINK_INDEX), _index(d, "direction", 1))
+                if key not in links:
+                    raise ValueError("the link is not in table links")
+            if type(v) is not float or v - v != 0.0:  # (not finite: NaN)
+                v = _finite(v, "gbps")
+            rates[key] = v
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(str(exc), f"table rates, tick {str(seq)[:40]}, link "
+                                        f"{str(li)[:40]} direction {str(d)[:40]}",
+                              source) from None
+
+
+def _rates_v1(db: sqlite3.Connection, rec: Recording, by_seq: dict[Any, Snapshot],
+              source: str) -> None:
+    """The measured rates of format version 1 (a link's names and capacity in each row) into the
+    polls ``by_seq``, and the links into ``rec.links`` (each as first seen)."""
+    links = rec.links
+    names = _Names()
+    seq: Any = "rates"
+    current: Any = None
+    rates: dict[tuple[int, int], float] = {}
+    try:
+        for seq, li, d, src, dst, cap, v in db.execute(
+                "SELECT seq, link, direction, src, dst, capacity, gbps FROM rates "
+                "ORDER BY rowid"):
+            if type(seq) is not int or seq != current:
+                snap = by_seq.get(seq) if isinstance(seq, int) else None
+                if snap is None:
+                    raise ValueError(f"rate row for unknown tick {str(seq)[:40]}")
+                current, rates = seq, snap.rates
+            if type(li) is not int or not 0 <= li <= MAX_LINK_INDEX or (d != 0 and d != 1) \
+                    or type(d) is not int:
+                li, d = _index(li, "link", MAX_LINK_INDEX), _index(d, "direction", 1)
+            if type(v) is not float or v - v != 0.0:  # (not finite: NaN)
+                v = _finite(v, "gbps")
+            rates[li, d] = v
+            src, dst = names.check(src, "src"), names.check(dst, "dst")
+            if type(cap) is not float or cap - cap != 0.0:
+                cap = _finite(cap, "capacity")
+            if (li, d) not in links:
+                links[li, d] = LinkInfo(src, dst, cap)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(str(exc), f"rates of tick {seq}" if seq != "rates" else "rates",
+                              source) from None
