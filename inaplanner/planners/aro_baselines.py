@@ -30,6 +30,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from inaplanner.evaluate import max_min_rates
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 from inaplanner.planners.base import Param, Progress
@@ -125,11 +127,11 @@ class AggTreePlanner:
         est = _AggTreeEstimate(sc)
         tasks = []
         for t, workers, dag in _task_dags(sc, progress):
-            tails: dict[str, tuple[list[str], list[str]]] = {}  # switch -> its aggregate's onward path
+            est.task(dag)
             routes = []
             for w in workers:
                 cancel.check()
-                routes.append(est.route(dag, w, tails, rng))
+                routes.append(est.route(w, rng))
             tasks.append(TaskPlan(t.job, t.ps, 0.0, routes))
         return _finish(sc, self.name, tasks, progress)
 
@@ -140,62 +142,98 @@ class _AggTreeEstimate:
     A routed unit is a raw worker flow, or the first flow of an aggregate (later members follow
     it). AggTree does not foresee merges further on: a unit adds 1 to w on every link up to the
     PS, and a unit reaching a switch where the task already aggregates follows that aggregate's
-    path (the evaluator's rule 1), still counted on each of its links."""
+    path (the evaluator's rule 1), still counted on each of its links.
+
+    The estimates are kept in arrays: ``lshare[l]`` = b / (w + 1) per directed link and
+    ``nshare[v]`` = C / (n + 1) per node (+inf without an aggregation capacity), so the best share
+    below a worker's candidate hops is computed one DAG level at a time over every node it can
+    reach (fat-tree k=64: the 1,024 cores above a pod), not by a Python recursion per node."""
 
     def __init__(self, sc: Scenario) -> None:
-        self.sc = sc
-        self.prog = _programmable(sc)
-        self.w: dict[tuple[str, str], int] = {}
-        self.n: dict[str, int] = {}
-        self.b: dict[tuple[str, str], float] = {}
-        for lk in sc.links:
-            self.b[(lk.a, lk.b)] = max(lk.capacity - lk.background[0], 0.0)
-            self.b[(lk.b, lk.a)] = max(lk.capacity - lk.background[1], 0.0)
-        self.cap = {
-            s.id: max(s.aggregation_capacity - s.aggregation_background, 0.0)
-            for s in sc.switches()
-            if isinstance(s, Switch) and s.programmable and s.aggregation_capacity is not None
-        }
+        self.sc, self.prog = sc, _programmable(sc)
+        ids = [n.id for n in sc.nodes]
+        self.index = {v: i for i, v in enumerate(ids)}
+        self.size = len(ids) + 1  # node len(ids) is a dummy, the head of the padding link
+        # directed link 2i is links[i] a -> b, 2i + 1 is b -> a; the last one pads the tail table
+        self.head = np.array([*(self.index[v] for lk in sc.links for v in (lk.b, lk.a)), len(ids)], dtype=np.intp)
+        self.b = [*(max(lk.capacity - bg, 0.0) for lk in sc.links for bg in lk.background), math.inf]
+        self.pad = len(self.b) - 1
+        self.w = [0] * len(self.b)
+        self.cap = [math.inf] * self.size
+        for s in sc.switches():
+            if isinstance(s, Switch) and s.programmable and s.aggregation_capacity is not None:
+                self.cap[self.index[s.id]] = max(s.aggregation_capacity - s.aggregation_background, 0.0)
+        self.n = [0] * self.size
+        self.lshare = np.array(self.b)
+        self.nshare = np.array(self.cap)
+        self.slot = np.zeros(self.size, dtype=np.intp)  # scratch of _distinct
 
-    def share(self, u: str, v: str) -> float:
-        """b / (w + 1): what a new unit may expect on link u -> v (with v's aggregation rate)."""
-        val = self.b[(u, v)] / (self.w.get((u, v), 0) + 1)
-        if v in self.cap:
-            val = min(val, self.cap[v] / (self.n.get(v, 0) + 1))
-        return val
+    def link(self, u: str, v: str) -> int:
+        """The directed link u -> v (of the last link joining them, as the scenario's index)."""
+        i = self.sc.link_index(u, v)
+        assert i is not None
+        return 2 * i + (self.sc.links[i].a != u)
 
-    def route(self, dag: Dag, worker: str, tails: dict[str, tuple[list[str], list[str]]], rng: random.Random) -> Route:
-        memo: dict[str, float] = {}
-        share, prog, succ, dest = self.share, self.prog, dag.succ, dag.dest
+    def task(self, dag: Dag) -> None:
+        """Start a task: its DAG's edges as link ids grouped by node (``first``/``count``), its
+        best-share table and its aggregates' onward paths (``tails``, as links in ``tail_links``)."""
+        nodes = np.array([self.index[v] for v in dag.succ], dtype=np.intp)
+        count = np.array([len(nxt) for nxt in dag.succ.values()], dtype=np.intp)
+        ends = np.array([self.sc.link_index(v, u) for v, nxt in dag.succ.items() for u in nxt], dtype=np.intp)
+        # the hop v -> u is link 2i + 1 (b -> a) unless v is the link's end a (the head of 2i + 1)
+        self.edges = 2 * ends + (self.head[2 * ends + 1] != np.repeat(nodes, count))
+        self.first, self.count = np.zeros(self.size, dtype=np.intp), np.zeros(self.size, dtype=np.intp)
+        self.first[nodes], self.count[nodes] = np.cumsum(count) - count, count
+        self.dag, self.dest = dag, self.index[dag.dest]
+        self.best = np.full(self.size, math.inf)  # best[dest] stays +inf
+        self.tails: dict[str, tuple[list[str], list[str]]] = {}  # switch -> its aggregate's onward path
+        self.tailed = np.zeros(self.size, dtype=bool)
+        self.tail_links = np.full((self.size, max(dag.dist.values(), default=1)), self.pad, dtype=np.intp)
 
-        def best(v: str) -> float:
-            """The best share a unit leaving v can expect on its way to the PS (the hot loop:
-            fat-tree k=64 with 1,000 workers per job visits millions of nodes)."""
-            got = memo.get(v)
-            if got is not None:
-                return got
-            if v == dest:
-                return math.inf
-            if v in prog and v in tails:
-                rest = tails[v][0]
-                got = min(share(a, b) for a, b in zip(rest, rest[1:], strict=False))
-            else:
-                got = -math.inf
-                for u in succ[v]:  # every hop is visited: the walk reads the memo as it stands
-                    here = share(v, u)
-                    below = best(u)
-                    here = here if here <= below else below
-                    if here > got:
-                        got = here
-            memo[v] = got
-            return got
+    def share(self, links: np.ndarray) -> np.ndarray:
+        """b / (w + 1) of each link, or its head's C / (n + 1) when smaller: what a new unit may
+        expect there."""
+        return np.minimum(self.lshare[links], self.nshare[self.head[links]])
 
-        path, merges, counted = [worker], [], True
+    def _fill(self, starts: np.ndarray) -> None:
+        """``best[v]``, the best share a unit leaving v can expect on its way to the PS, for the
+        nodes ``starts`` (one DAG level) and every node below them that their values need: a
+        switch holding an aggregate offers the least share on that aggregate's path, any other
+        node the best over its next hops. Bottom-up, one level at a time."""
+        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        level = starts
+        while level.size:  # down: the nodes of each level whose next hops count
+            inner = level[~self.tailed[level] & (level != self.dest)]
+            count = self.count[inner]
+            seg = np.cumsum(count) - count  # where each inner node's hops start in ``links``
+            links = self.edges[np.arange(int(count.sum())) + np.repeat(self.first[inner] - seg, count)]
+            levels.append((level, inner, seg, links))
+            level = self._distinct(self.head[links])
+        for level, inner, seg, links in reversed(levels):  # up: each level from the one below
+            tailed = level[self.tailed[level]]
+            if tailed.size:
+                self.best[tailed] = self.share(self.tail_links[tailed]).min(axis=1)
+            if inner.size:
+                self.best[inner] = np.maximum.reduceat(np.minimum(self.share(links), self.best[self.head[links]]), seg)
+
+    def _distinct(self, nodes: np.ndarray) -> np.ndarray:
+        """``nodes`` without repeats (the last of each; no sort: a DAG level has ~1,000 nodes)."""
+        at = np.arange(nodes.size)
+        self.slot[nodes] = at
+        return nodes[self.slot[nodes] == at]
+
+    def route(self, worker: str, rng: random.Random) -> Route:
+        """Route one worker of the current task: at each hop, the next hops whose share (with
+        the best one below them) is the largest, a seeded draw among ties."""
+        dag, prog, tails = self.dag, self.prog, self.tails
+        path, merges, counted, filled = [worker], [], True, False
         node = worker
         while node != dag.dest:
-            if node != worker and node in self.prog:
+            if node != worker and node in prog:
+                i = self.index[node]
                 merges.append(node)
-                self.n[node] = self.n.get(node, 0) + 1
+                self.n[i] += 1
+                self.nshare[i] = self.cap[i] / (self.n[i] + 1)
                 if node in tails:
                     rest, rest_merges = tails[node]
                     if len(path) == 2:  # joins its own leaf's aggregate: already routed and counted
@@ -203,17 +241,32 @@ class _AggTreeEstimate:
                     path.extend(rest[1:])
                     merges.extend(rest_merges)
                     break
-            scores = [(min(self.share(node, u), best(u)), u) for u in dag.succ[node]]
-            top = max(val for val, _ in scores)
-            choices = [u for val, u in scores if val >= top * (1 - 1e-12)]
-            node = rng.choice(choices) if len(choices) > 1 else choices[0]
+            succ = dag.succ[node]
+            if len(succ) == 1:
+                node = succ[0]
+            else:
+                i = self.index[node]
+                links = self.edges[self.first[i]:self.first[i] + len(succ)]
+                if not filled:  # once a route, as a memo: its merges change n only at switches
+                    # it has passed, above every node whose best share it still reads
+                    self._fill(self._distinct(self.head[links]))
+                    filled = True
+                scores = np.minimum(self.share(links), self.best[self.head[links]]).tolist()
+                top = max(scores)
+                choices = [u for val, u in zip(scores, succ, strict=True) if val >= top * (1 - 1e-12)]
+                node = rng.choice(choices) if len(choices) > 1 else choices[0]
             path.append(node)
+        hops = [self.link(a, b) for a, b in zip(path, path[1:], strict=False)]
         if counted:
-            for a, b in zip(path, path[1:], strict=False):
-                self.w[(a, b)] = self.w.get((a, b), 0) + 1
-        for i, n in enumerate(path[1:-1], start=1):
-            if n in self.prog and n not in tails:
-                tails[n] = (path[i:], [m for m in merges if m in set(path[i + 1:])])
+            for k in hops:
+                self.w[k] += 1
+                self.lshare[k] = self.b[k] / (self.w[k] + 1)
+        for i, v in enumerate(path[1:-1], start=1):
+            if v in prog and v not in tails:
+                below = set(path[i + 1:])
+                tails[v] = (path[i:], [m for m in merges if m in below])
+                self.tailed[self.index[v]] = True
+                self.tail_links[self.index[v], :len(hops) - i] = hops[i:]
         return Route(worker, path, merges)
 
 
