@@ -93,11 +93,31 @@ class _Screen:
         sys.stdout.flush()
 
 
+READING = "reading the scenario and the plan"
+
+
 def run_monitor(args: argparse.Namespace) -> int:
     if not args.interval > 0:
         raise InaplannerError("--interval must be > 0")
     if args.replay:
         return _replay(args)
+    stage = [READING]  # what a Ctrl+C before the first poll stops
+    try:
+        return _monitor(args, stage)
+    except KeyboardInterrupt:
+        if stage[0] == "polling":  # (the poll loop's own Ctrl+C ends in its summary)
+            raise
+        # setting up takes minutes at fat-tree k=64 (emulating and deploying 5,120 switches):
+        # say what was stopped rather than a bare "interrupted"; what was started is stopped
+        started = args.emulate and stage[0] != READING
+        print(f"inaplanner: monitor interrupted while {stage[0]}, before its first poll: "
+              "nothing was polled" + ("; the emulated switches started are stopped"
+                                      if started else ""), file=sys.stderr)
+        return 130
+
+
+def _monitor(args: argparse.Namespace, stage: list[str]) -> int:
+    """The live monitor; ``stage[0]`` says what it is doing until the polls start."""
     if args.emulate:
         if not args.plan:
             raise InaplannerError("--emulate needs --plan (the plan the emulated switches follow)")
@@ -111,21 +131,22 @@ def run_monitor(args: argparse.Namespace) -> int:
         planned = planned_loads(scenario, plan)
     if args.emulate:
         with tempfile.TemporaryDirectory(prefix="inaplanner-emulated-") as tmp:
-            tb = _start_emulated(args, scenario, plan, Path(tmp))
+            tb = _start_emulated(args, scenario, plan, Path(tmp), stage)
             try:
-                return _live(args, scenario, tb.inventory, planned)
+                return _live(args, scenario, tb.inventory, planned, stage)
             finally:
                 tb.stop()
     from inaplanner.deploy.journal import refuse_if_unfinished
     from inaplanner.testbed.inventory import check_against_scenario, load_inventory
 
+    stage[0] = "reading the testbed file"
     inventory = load_inventory(args.testbed)
     refuse_if_unfinished(args.testbed, "monitor")  # switches left between plans by a killed deploy
     check_against_scenario(inventory, scenario)
-    return _live(args, scenario, inventory, planned)
+    return _live(args, scenario, inventory, planned, stage)
 
 
-def _start_emulated(args, scenario, plan, directory: Path):
+def _start_emulated(args, scenario, plan, directory: Path, stage: list[str]):
     from inaplanner.deploy.deployer import deploy
     from inaplanner.deploy.emulated import start_emulated_testbed
     from inaplanner.monitor.drive import drive_plan, parse_hot
@@ -143,9 +164,11 @@ def _start_emulated(args, scenario, plan, directory: Path):
                       "link, so a factor on it changes nothing", file=sys.stderr)
     if not 0.0 <= args.noise < 1.0:
         raise InaplannerError("--noise must be in [0, 1)")
-    tb = start_emulated_testbed(scenario, directory / "testbed.toml",
-                                switch_ids=[s.id for s in scenario.switches()])
+    ids = [s.id for s in scenario.switches()]
+    stage[0] = f"starting {len(ids)} emulated switches"
+    tb = start_emulated_testbed(scenario, directory / "testbed.toml", switch_ids=ids)
     try:
+        stage[0] = f"deploying the plan on the {len(ids)} emulated switches"
         report = deploy(scenario, plan, tb.inventory)
         if not report.ok:
             raise InaplannerError("deploying the plan on the emulated switches failed:\n"
@@ -201,7 +224,7 @@ def _rule(args: argparse.Namespace) -> AlertRule:
         raise InaplannerError(str(exc)) from None
 
 
-def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
+def _live(args, scenario, inventory, planned: np.ndarray | None, stage: list[str]) -> int:
     import numpy as np
 
     from inaplanner.io.native import scenario_sha256
@@ -213,6 +236,7 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
     window = args.window if args.window is not None else (EMULATED_WINDOW if args.emulate else 0.0)
     if window < 0:
         raise InaplannerError("--window must be >= 0")
+    stage[0] = f"opening the poller of {len(inventory.switches)} switches"
     poller = Poller(scenario, inventory, interval=args.interval, window=window)
     for w in poller.warnings:
         print(f"inaplanner: warning: {w}", file=sys.stderr)
@@ -233,8 +257,9 @@ def _live(args, scenario, inventory, planned: np.ndarray | None) -> int:
     times: list[float] = []
     paced = False
     deadline = time.monotonic() + args.duration if args.duration else None
-    poller.start()
     try:
+        stage[0] = "polling"  # a Ctrl+C from here on ends in the summary
+        poller.start()
         while deadline is None or time.monotonic() < deadline:
             try:
                 snap = snaps.get(timeout=0.25)

@@ -111,3 +111,51 @@ def test_many_switches_not_answering_are_named_a_few_and_counted():
     text = render_table(Snapshot(1.0, 0.0, {}, tuple(switches)), {}, listing=names)
     assert "not answering: A0_0, A0_1," in text and "and 988 more" in text
     assert max(len(x) for x in text.splitlines()) < 200
+
+
+def test_ctrl_c_while_setting_up_says_what_it_stopped(leafspine, tmp_path, capsys, monkeypatch):
+    """A Ctrl+C before the first poll (emulating and deploying k=64 takes minutes) says what it
+    stopped, and the emulated switches started are stopped; one during the polls still ends in
+    the run's summary."""
+    from inaplanner.deploy import deployer, emulated
+
+    sc, plan = leafspine
+    save_scenario(sc, tmp_path / "sc.json")
+    save_plan(plan, tmp_path / "plan.json")
+    started = []
+    real_start = emulated.start_emulated_testbed
+
+    def start(*args, **kwargs):
+        tb = real_start(*args, **kwargs)
+        started.append(tb)
+        return tb
+
+    def ctrl_c(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(emulated, "start_emulated_testbed", start)
+    monkeypatch.setattr(deployer, "deploy", ctrl_c)
+    code = main(["monitor", "--emulate", "--plan", str(tmp_path / "plan.json"), "--plain"])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert ("inaplanner: monitor interrupted while deploying the plan on the 4 emulated "
+            "switches, before its first poll: nothing was polled; the emulated switches "
+            "started are stopped") in err
+    assert len(started) == 1 and all(h.stopped.is_set() for h in started[0].handles.values())
+
+    monkeypatch.undo()
+    from inaplanner.monitor import poller
+
+    real_stop = poller.Poller.stop
+    calls = []
+
+    def stop(self):  # the loop's Ctrl+C: the poller is stopped and the summary printed
+        calls.append(1)
+        return real_stop(self)
+
+    monkeypatch.setattr(poller.Poller, "stop", stop)
+    monkeypatch.setattr("inaplanner.monitor.table.render_table", ctrl_c)  # at the first poll
+    code = main(["monitor", "--emulate", "--plan", str(tmp_path / "plan.json"), "--plain",
+                 "--interval", "0.25"])
+    err = capsys.readouterr().err
+    assert code == 0 and calls and "polls of 4 switches" in err and "interrupted" not in err
