@@ -4,8 +4,9 @@ It owns no data of its own beyond what it draws: node items keyed by id, numpy a
 positions and link end points (fed to the layers), the link selection, the job highlight and the
 current overlay. A node's item is made the first time the node is shown (or asked for with
 :meth:`CanvasScene.node_item`): a fat-tree k=64 opens with its 70,656 nodes in closed pods, and
-making and indexing an item for each held the window for 1.3 s. Edits never happen here: a finished drag is reported with ``nodes_dragged`` and the
-controller turns it into an undoable command.
+making and indexing an item for each held the window for 1.3 s. Edits never happen here: a
+finished drag is reported with ``nodes_dragged`` and the controller turns it into an undoable
+command.
 """
 
 from __future__ import annotations
