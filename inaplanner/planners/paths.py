@@ -559,78 +559,157 @@ def shortest_dag(
     ``updown`` defaults to ``sc.is_tiered()``. Raises PlanError when a source cannot reach ``dest``,
     or when the up-down paths through one switch would depend on the direction the flow arrives
     from (a tiered network that is not a Clos; ARO section III-A assumes one). One reverse
-    breadth-first search over (node, phase) states, with the phase rule of :func:`next_phase`."""
+    breadth-first search over (node, phase) states, with the phase rule of :func:`next_phase`.
+
+    The search (:func:`_reverse_bfs`) runs one level at a time on the tier ranks of the switches
+    alone (a fat-tree k=64 has 5,120 among 70,656 nodes) and, in the same pass over a state's
+    links, keeps its next hops one level nearer ``dest`` in link order; the forward walk from the
+    sources then only picks up the states it meets. At fat-tree k=64 a task took 0.41 s and takes
+    0.14 s, now mostly that one pass over the switches' links; the DAG is the same, key and list
+    order included (``tests/planners_scale/test_shortest_dag_fast.py`` keeps the first version as
+    its reference)."""
     sources = tuple(dict.fromkeys(s for s in sources if s != dest))
     if updown is None:
         updown = sc.is_tiered()
     adj = adj if adj is not None else adjacency(sc)
-    is_switch = {n.id: n.is_switch for n in sc.nodes}
-    rank = {n.id: sc.rank(n.id) for n in sc.nodes} if updown else {}
-    if dest not in is_switch:
+    if not sc.has_node(dest):
         raise PlanError(f"unknown destination {dest!r}")
+    # the nodes a path may enter, the switches and dest, with their tier ranks (0 off Clos networks)
+    rank = {s.id: sc.rank(s.id) if updown else 0 for s in sc.switches()}
+    rank[dest] = sc.rank(dest) if updown else 0
+    dist, nexts = _reverse_bfs(adj, rank, dest, updown)
 
-    phases = (UP, DOWN) if updown else (UP,)
-    dist: dict[tuple[str, int], int] = {(dest, ph): 0 for ph in phases}
-    queue = deque(dist)
-    while queue:
-        v, ph_v = queue.popleft()
-        d = dist[(v, ph_v)] + 1
-        for u in adj[v]:
-            if not is_switch[u]:
-                continue  # hosts never forward; sources are handled below
-            for ph_u in pred_phases(rank, u, v, ph_v, updown):
-                if (u, ph_u) not in dist:
-                    dist[(u, ph_u)] = d
-                    queue.append((u, ph_u))
-
-    start: dict[str, int] = {}
-
-    def step(u: str, ph_u: int) -> list[tuple[str, int]]:
-        here = dist[(u, ph_u)] if u not in start else start[u]
-        out = []
-        for v in adj[u]:
-            if v != dest and not is_switch[v]:
-                continue
-            ph_v = next_phase(rank, u, v, ph_u, updown)
-            if ph_v is not None and dist.get((v, ph_v)) == here - 1:
-                out.append((v, ph_v))
-        return out
-
+    start: dict[str, int] = {}  # a source's hops to dest
+    source_rank: dict[str, int] = {}
     for s in sources:
-        if s not in is_switch:
+        if not sc.has_node(s):
             raise PlanError(f"unknown source {s!r}")
-        best = min(
-            (dist[(v, ph)] + 1 for v in adj[s] if v == dest or is_switch[v]
-             for ph in [next_phase(rank, s, v, UP, updown)] if ph is not None and (v, ph) in dist),
-            default=None,
-        )
-        if best is None:
+        source_rank[s] = sc.rank(s) if updown else 0
+        first = _valid_hops(adj, rank, dist, s, source_rank[s], UP, updown)
+        if not first:
             raise PlanError(f"{s} has no {'up-down ' if updown else ''}path to {dest}")
-        start[s] = best
+        start[s] = min(d for _, _, d in first) + 1
 
-    succ_states: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    # the forward walk, depth first from the last source; a node met in two phases must have the
+    # same next hops and distance in both
+    succ: dict[str, tuple[str, ...]] = {}
+    node_dist: dict[str, int] = {dest: 0}
+    seen: tuple[set[str], set[str]] = (set(sources), set())  # the states met, by phase
     todo = [(s, UP) for s in sources]
-    seen = set(todo)
     while todo:
-        state = todo.pop()
-        nxt = step(*state) if state[0] != dest else []
-        succ_states[state] = nxt
-        for st in nxt:
-            if st not in seen:
-                seen.add(st)
-                todo.append(st)
-    phys_succ: dict[str, tuple[str, ...]] = {}
-    phys_dist: dict[str, int] = {dest: 0}
-    for (u, ph), nxt in succ_states.items():
+        u, ph_u = todo.pop()
         if u == dest:
             continue
-        hops = tuple(v for v, _ in nxt)
-        d_u = start[u] if u in start else dist[(u, ph)]
-        if u in phys_succ and (phys_succ[u] != hops or phys_dist[u] != d_u):
+        if u in start:  # a source (a switch source keeps its distance going up in either phase)
+            here = start[u]
+            near = [(v, ph_v) for v, ph_v, d in _valid_hops(adj, rank, dist, u, source_rank[u], ph_u, updown)
+                    if d == here - 1]
+            hops, phases = tuple(v for v, _ in near), tuple(ph for _, ph in near)
+        else:
+            here = dist[ph_u][u]
+            hops, phases = nexts[ph_u][u]
+        if u in succ and (succ[u] != hops or node_dist[u] != here):
             raise PlanError(
                 f"switch {u}: its shortest up-down next hops towards {dest} depend on where flows "
                 "come from (the tiers do not form a Clos network)"
             )
-        phys_succ[u] = hops
-        phys_dist[u] = d_u
-    return Dag(dest, sources, phys_succ, phys_dist)
+        succ[u] = hops
+        node_dist[u] = here
+        for v, ph_v in zip(hops, phases, strict=True):
+            met = seen[ph_v]
+            if v not in met:
+                met.add(v)
+                todo.append((v, ph_v))
+    return Dag(dest, sources, succ, node_dist)
+
+
+#: per phase, a state's next hops towards the destination and the phases they land in
+_Nexts = dict[str, tuple[tuple[str, ...], tuple[int, ...]]]
+
+
+def _reverse_bfs(adj: dict[str, list[str]], rank: dict[str, int], dest: str,
+                 updown: bool) -> tuple[tuple[dict[str, int], dict[str, int]], tuple[_Nexts, _Nexts]]:
+    """Hops to ``dest`` from every (switch, phase) state that reaches it, ``dist[phase][switch]``,
+    and each state's valid next hops one hop nearer, in link order, ``nexts[phase][switch]``.
+
+    A reverse breadth-first search a level at a time: when a state at ``d`` hops is expanded, every
+    state at ``d - 1`` is known, so one pass over its links finds both its predecessors (:func:
+    `pred_phases`: a climbing hop u -> v leaves u going up and needs v going up, a descending one
+    lands v going down from either phase) and its next hops (:func:`next_phase`). ``rank`` holds
+    the nodes a path may enter (the switches and ``dest``) and their tier ranks. Off Clos networks
+    (``updown`` False) every state is in phase UP."""
+    up = {dest: 0}
+    down = {dest: 0} if updown else {}
+    nexts: tuple[_Nexts, _Nexts] = ({}, {})
+    frontier = [(dest, UP), (dest, DOWN)] if updown else [(dest, UP)]
+    d = 0
+    while frontier:
+        found: list[tuple[str, int]] = []
+        for v, ph_v in frontier:
+            hops: list[str] = []
+            phases: list[int] = []
+            if not updown:
+                for u in adj[v]:
+                    du = up.get(u)
+                    if du is None:
+                        if u in rank:
+                            up[u] = d + 1
+                            found.append((u, UP))
+                    elif du == d - 1:
+                        hops.append(u)
+                        phases.append(UP)
+            elif ph_v == UP:
+                rv = rank[v]
+                for u in adj[v]:
+                    ru = rank.get(u)
+                    if ru is None:
+                        continue
+                    if ru > rv:  # v -> u climbs
+                        if up.get(u) == d - 1:
+                            hops.append(u)
+                            phases.append(UP)
+                    elif ru < rv:  # v -> u descends; u -> v climbs, so u goes up too
+                        if down.get(u) == d - 1:
+                            hops.append(u)
+                            phases.append(DOWN)
+                        if u not in up:
+                            up[u] = d + 1
+                            found.append((u, UP))
+            else:
+                rv = rank[v]
+                for u in adj[v]:
+                    ru = rank.get(u)
+                    if ru is None:
+                        continue
+                    if ru < rv:  # v -> u descends
+                        if down.get(u) == d - 1:
+                            hops.append(u)
+                            phases.append(DOWN)
+                    elif ru > rv:  # u -> v descends, from either phase of u
+                        if u not in up:
+                            up[u] = d + 1
+                            found.append((u, UP))
+                        if u not in down:
+                            down[u] = d + 1
+                            found.append((u, DOWN))
+            if v != dest:
+                nexts[ph_v][v] = (tuple(hops), tuple(phases))
+        frontier = found
+        d += 1
+    return (up, down), nexts
+
+
+def _valid_hops(adj: dict[str, list[str]], rank: dict[str, int], dist: tuple[dict[str, int], dict[str, int]],
+                u: str, ru: int, ph_u: int, updown: bool) -> list[tuple[str, int, int]]:
+    """(v, phase at v, hops from v to the destination) of every valid hop u -> v (u of rank ``ru``
+    in phase ``ph_u``, :func:`next_phase`) to a state that reaches it, in link order: a source's
+    first hops."""
+    out = []
+    for v in adj[u]:
+        rv = rank.get(v)
+        if rv is None:
+            continue  # hosts never forward
+        ph_v = next_phase({u: ru, v: rv}, u, v, ph_u, updown)
+        if ph_v is not None and (d := dist[ph_v].get(v)) is not None:
+            out.append((v, ph_v, d))
+    return out
