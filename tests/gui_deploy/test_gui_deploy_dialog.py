@@ -287,11 +287,16 @@ def test_the_emulated_testbed_starts_off_the_ui_thread_and_cancel_keeps_none(qtb
             dialog.cancel()
             gate.set()
 
-    timer = QTimer()
-    timer.timeout.connect(on_turn)
-    timer.start(10)
-    assert dialog.start_emulated() is False
-    timer.stop()
+    def start_with(turn) -> bool:  # Start emulated testbed, ``turn`` called every 10 ms meanwhile
+        timer = QTimer()
+        timer.timeout.connect(turn)
+        timer.start(10)
+        try:
+            return dialog.start_emulated()
+        finally:
+            timer.stop()
+
+    assert start_with(on_turn) is False
     assert turns and turns[0] is True  # Cancel was offered while it started
     assert len(started) == 2 and all(h.stopped.is_set() for h in started)
     for h in started:
@@ -312,10 +317,6 @@ def test_the_emulated_testbed_starts_off_the_ui_thread_and_cancel_keeps_none(qtb
             window.editor.set_programmable("L1", False)
             gate.set()
 
-    timer = QTimer()
-    timer.timeout.connect(edit_on_turn)
-    timer.start(10)
-    assert dialog.start_emulated() is True
-    timer.stop()
+    assert start_with(edit_on_turn) is True
     assert not window.scenario().node("L1").programmable and "L1" in before
     assert sorted(dialog.emulated.handles) == before
