@@ -86,6 +86,16 @@ def is_sqlite(path: str | os.PathLike[str]) -> bool:
     return Path(path).suffix.lower() in SQLITE_SUFFIXES
 
 
+def _link_order(li: Any, d: Any, v: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A poll's (link, direction, Gbps) arrays in link order (the poller's usually are)."""
+    li, d = np.asarray(li, dtype=np.int64), np.asarray(d, dtype=np.int64)
+    v = np.asarray(v, dtype=float)
+    if li.size > 1 and not ((li[1:] > li[:-1]) | ((li[1:] == li[:-1]) & (d[1:] > d[:-1]))).all():
+        order = np.lexsort((d, li))
+        li, d, v = li[order], d[order], v[order]
+    return li, d, v
+
+
 class CsvRecorder:
     def __init__(self, path: str | os.PathLike[str], meta: dict[str, Any],
                  links: dict[tuple[int, int], LinkInfo]) -> None:
@@ -113,14 +123,10 @@ class CsvRecorder:
         self._w.writerow([repr(snap.t), repr(snap.wall), "tick", "", "", "", "", "", "",
                           " ".join(snap.stale)])
         head = f"{snap.t!r},{snap.wall!r},rate"
-        li, d, v = snap.arrays()
-        li, d = np.asarray(li, dtype=np.int64), np.asarray(d, dtype=np.int64)
-        order = np.lexsort((d, li))
-        if not (order[1:] > order[:-1]).all():
-            li, d, v = li[order], d[order], np.asarray(v)[order]
+        li, d, v = _link_order(*snap.arrays())
         fields = self._fields
         rows = []
-        for a, b, x in zip(li.tolist(), d.tolist(), np.asarray(v, dtype=float).tolist(), strict=True):
+        for a, b, x in zip(li.tolist(), d.tolist(), v.tolist(), strict=True):
             f = fields.get((a, b))
             if f is None:
                 f = self._link_fields(a, b)
@@ -215,21 +221,12 @@ class SqliteRecorder:
     def write(self, snap: Snapshot) -> None:
         """The poll's tick row and a row per measured link (from :meth:`Snapshot.arrays`, in
         link order; a non-finite rate is left out, as a replay would refuse it), committed."""
-        li, d, v = snap.arrays()
-        li, d, v = (np.asarray(li, dtype=np.int64), np.asarray(d, dtype=np.int64),
-                    np.asarray(v, dtype=float))
+        li, d, v = _link_order(*snap.arrays())
         finite = np.isfinite(v)
         if not finite.all():
             li, d, v = li[finite], d[finite], v[finite]
+        # keys no replay reads are recorded all the same, as they were measured
         valid = (li >= 0) & (li <= MAX_LINK_INDEX) & ((d == 0) | (d == 1))
-        if valid.all():
-            key = li * 2 + d
-            if key.size > 1 and not (key[1:] > key[:-1]).all():
-                order = np.argsort(key, kind="stable")
-                li, d, v, key = li[order], d[order], v[order], key[order]
-        else:  # keys no replay reads: recorded all the same, as they were measured
-            order = np.lexsort((d, li))
-            li, d, v, valid = li[order], d[order], v[order], valid[order]
         known = self._known
         inside = valid & (li < known.shape[0])
         unknown = ~inside

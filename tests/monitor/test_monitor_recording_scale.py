@@ -235,32 +235,3 @@ def test_bad_recordings_are_refused_in_one_line(tmp_path, sql, why):
     assert text.startswith(f"{path}: ")
     assert re.search(why, text), text
 
-
-def test_a_csv_recording_from_the_arrays_is_the_row_by_row_text(tmp_path):
-    """The CSV recorder writes each poll from the snapshot's arrays in link order (whatever the
-    arrays' order), the same text as a row per link of the sorted ``rates`` written with the csv
-    module; it replays exactly."""
-    import csv
-    import io
-
-    from inaplanner.monitor.recording import COLUMNS, FORMAT, VERSION, CsvRecorder
-
-    path = tmp_path / "run.csv"
-    rec = CsvRecorder(path, {"scenario": "x"}, LINKS)
-    for s in SNAPS:
-        rec.write(s)
-    rec.close()
-    out = io.StringIO()
-    out.write(f"# {FORMAT} v{VERSION}\n")
-    out.write("# " + json.dumps({"format": FORMAT, "version": VERSION, "scenario": "x"},
-                                sort_keys=True) + "\n")
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(COLUMNS)
-    for s in SNAPS:
-        w.writerow([repr(s.t), repr(s.wall), "tick", "", "", "", "", "", "", " ".join(s.stale)])
-        for (li, d), v in sorted(s.rates.items()):
-            info = LINKS.get((li, d), LinkInfo("?", "?", 0.0))
-            w.writerow([repr(s.t), repr(s.wall), "rate", li, d, info.src, info.dst,
-                        repr(float(info.capacity)), repr(float(v)), ""])
-    assert path.read_text(encoding="utf-8") == out.getvalue()
-    same(load_recording(path), SNAPS)

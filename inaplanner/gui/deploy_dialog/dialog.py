@@ -146,7 +146,8 @@ class DeployDialog(QDialog):
         self._emulated_dir: Path | None = None
         self._dry_run = False
         self._close_pending = False
-        self._reading: FileJob | None = None  # the inputs being read before a run
+        self._reading: FileJob | None = None  # the inputs being read, or the emulators starting
+        self._reading_cancellable = False  # whether Cancel stops that job
         self._dirty_rows: set[int] = set()
         self._pending_log: list[str] = []
         self._pending_stage: ProgressEvent | None = None  # the newest overall progress
@@ -431,22 +432,28 @@ class DeployDialog(QDialog):
         make = self._source()
         testbed = self.testbed_edit.text().strip()
         job = FileJob("reading the plan and the testbed", lambda _job: (make(), sources.testbed(testbed)))
+        self._wait(job, "Reading the plan and the testbed…", cancellable=False)
+        return job.error if job.error is not None else job.result
+
+    def _wait(self, job: FileJob, headline: str, cancellable: bool) -> None:
+        """Run ``job`` with the dialog busy (Cancel stops it when ``cancellable``), the window's
+        event loop going on meanwhile."""
         self._reading = job
+        self._reading_cancellable = cancellable
         self._set_running(True)
-        self.cancel_button.setEnabled(False)
+        self.cancel_button.setEnabled(cancellable)
         self.busy.setRange(0, 0)
-        self.headline.setText("Reading the plan and the testbed…")
+        self.headline.setText(headline)
         try:
             wait_for(job)
         finally:
             self._reading = None
             self._set_running(False)
-        return job.error if job.error is not None else job.result
 
     def cancel(self) -> None:
         """Ask the running deployment to stop; it rolls every switch it touched back. While the
         emulated testbed starts: stop it at its next switch."""
-        if self._reading is not None and self._reading.what == "starting the emulated testbed":
+        if self._reading is not None and self._reading_cancellable:
             self._reading.stop()
             self.cancel_button.setEnabled(False)
             self.cancel_button.setText("Cancelling…")
@@ -646,15 +653,7 @@ class DeployDialog(QDialog):
 
         # at fat-tree k=64 the copy takes 3-5 s and the 1,026 switches 1.5 s: in a job, with Cancel
         job = FileJob("starting the emulated testbed", work)
-        self._reading = job
-        self._set_running(True)
-        self.busy.setRange(0, 0)
-        self.headline.setText("Starting the emulated switches…")
-        try:
-            wait_for(job)
-        finally:
-            self._reading = None
-            self._set_running(False)
+        self._wait(job, "Starting the emulated switches…", cancellable=True)
         tb = job.result
         if self._close_pending:  # closed (or the application quit) while starting: none kept
             self._close_pending = False
