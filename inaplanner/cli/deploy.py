@@ -245,9 +245,19 @@ def run_entries(args: argparse.Namespace) -> int:
 
 
 def run_emulate(args: argparse.Namespace) -> int:
-    from inaplanner.deploy.emulated import start_emulated_testbed
+    """Start the emulators, deploy ``--plan`` on them, then serve until a signal.
+
+    One handler for SIGINT, SIGTERM and SIGHUP covers every stage. While the switches start, it
+    stops the start before the next switch; while the plan is deployed, it cancels the
+    deployment, which rolls back what it wrote (a second Ctrl-C stops at once). Either way the
+    emulators started are stopped and the exit code is 130 with a line saying where the run was.
+    Once the switches serve, a signal is the way to stop them: exit code 0."""
+    from inaplanner.cli.progress import TerminalProgress, progress_mode
+    from inaplanner.deploy.emulated import emulated_switch_ids, start_emulated_testbed
+    from inaplanner.errors import Cancelled
     from inaplanner.io.formats import load_any
     from inaplanner.io.native import load_plan
+    from inaplanner.progress import Progress
 
     scenario = load_any(args.scenario)
     plan = load_plan(args.plan) if args.plan else None
@@ -258,18 +268,47 @@ def run_emulate(args: argparse.Namespace) -> int:
 
         pki = make_pki(Path(args.tls_dir))
         tls = {"server_tls": pki.server_tls(), "client_tls": pki.client_tls()}
-    tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port, switch_ids=ids,
-                                behaviour=args.behaviour, **tls)
+    stage = ["starting the emulated switches"]
+    stop = threading.Event()
+    progress = Progress()  # the start, then the deployment: every switch of k=32 takes a minute
+
+    def on_signal(signum: int) -> None:
+        if stop.is_set() and stage[0].startswith("deploying"):
+            raise KeyboardInterrupt  # the second: no rollback needed, the switches are stopped
+        stop.set()
+        progress.cancel()
+
+    def check() -> None:
+        if stop.is_set():
+            raise Cancelled("interrupted")
+
+    restore = _on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), on_signal)
+    tb = None
     try:
+        n = len(ids if ids is not None else emulated_switch_ids(scenario))
+        started = [0]
+
+        def next_switch() -> None:
+            check()
+            progress.update(started[0] / max(n, 1), f"{started[0]}/{n} switches", phase="start")
+            started[0] += 1
+
+        with TerminalProgress(progress, sys.stderr, mode=progress_mode(args), label="emulate"):
+            tb = start_emulated_testbed(scenario, args.output, base_port=args.base_port,
+                                        switch_ids=ids, behaviour=args.behaviour,
+                                        check=next_switch, **tls)
+        check()
         if plan is not None:
-            from inaplanner.cli.progress import TerminalProgress, progress_mode
             from inaplanner.deploy.deployer import deploy
             from inaplanner.monitor.drive import drive_plan
-            from inaplanner.progress import Progress
 
-            progress = Progress()  # every switch of a fat-tree k=32 takes a minute: show it
+            stage[0] = f"deploying {args.plan}"
+            progress = Progress()
+            if stop.is_set():
+                progress.cancel()
             with TerminalProgress(progress, sys.stderr, mode=progress_mode(args), label="deploy"):
                 report = deploy(scenario, plan, tb.inventory, progress=progress)
+            check()
             if not report.ok:
                 raise InaplannerError("deploying the plan on the emulated switches failed:\n"
                                       + report.text(more=""))
@@ -278,29 +317,39 @@ def run_emulate(args: argparse.Namespace) -> int:
         for sid, h in tb.handles.items():
             print(f"switch {sid}: P4Runtime on {h.address} (device id {h.device_id})")
         print(f"wrote {args.output}; deploy with: inaplanner deploy PLAN --testbed {args.output}")
-        stop = threading.Event()
-        restore = _on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
-                              lambda signum: stop.set())
-        try:
-            print("running; Ctrl-C to stop", flush=True)
-            while not stop.wait(3600):
-                pass
-        finally:
-            restore()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        _say("stopping")
+        stage[0] = "running"
+        print("running; Ctrl-C to stop", flush=True)
+        while not stop.wait(3600):
+            pass
+    except (Cancelled, KeyboardInterrupt):
+        if stage[0] != "running":  # a start interrupted has stopped what it started
+            what = "those started are stopped" if tb is None else \
+                "the deployment is cancelled and the emulated switches are stopped"
+            _say(f"inaplanner: testbed emulate interrupted while {stage[0]}: {what}")
+            _stop_and_exit(tb, 130)
+    except BaseException:
+        restore()
+        if tb is not None:
+            tb.stop(grace=0.2, timeout=0.5)
+        raise
+    _say("stopping")
+    _stop_and_exit(tb, 0)
+    return 0  # not reached
+
+
+def _stop_and_exit(tb, code: int) -> None:
+    """Stop the emulators and leave at once. Everything is stopped and nothing is left to save;
+    the interpreter's own teardown (gRPC, protobuf, numpy modules) takes over a second on a
+    loaded machine, and a stop within a second of Ctrl-C or SIGTERM is what scripts and tests
+    rely on."""
+    if tb is not None:
         tb.stop(grace=0.2, timeout=0.5)
-    # Everything is stopped and nothing is left to save: leave now. The interpreter's own
-    # teardown (gRPC, protobuf, numpy modules) takes over a second on a loaded machine, and a
-    # stop within a second of Ctrl-C or SIGTERM is what scripts and tests rely on.
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(0)
+    os._exit(code)
 
 
 def _say(text: str) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import networkx as nx
@@ -256,3 +258,73 @@ def test_too_low_a_hard_limit_is_one_clear_line_before_anything_starts():
     assert "may open at most 100 (the hard limit, ulimit -Hn)" in first
     assert limits == "(100, 100)"
     assert reserved.startswith("deploying 5 switches needs about 1")  # 10 + 60 + 64 + open
+
+
+def _emulate_until(tmp_path, marker: str):
+    """``testbed emulate`` of fat-tree k=8 with a plan (80 switches, every one emulated) in a
+    real subprocess; returns it once a stderr line contains ``marker``, and the lines so far."""
+    sc_path, plan_path = tmp_path / "ft8.json", tmp_path / "plan.json"
+    assert main(["generate", "fat-tree", "--k", "8", "--programmable", "0.2", "--jobs", "1",
+                 "--tasks-per-job", "1", "--workers-per-job", "8", "--seed", "1",
+                 "-o", str(sc_path)]) == 0
+    assert main(["plan", str(sc_path), "--planner", "random", "-o", str(plan_path), "-q"]) == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(sc_path), "--plan",
+         str(plan_path), "-o", str(tmp_path / "tb.toml")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr] + [lines.put("")],
+                     daemon=True).start()
+    seen = []
+    deadline = time.monotonic() + 90  # a margin for a loaded machine
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            break
+        seen.append(line)
+        if marker in line:
+            # the reader thread keeps draining stderr; hand the rest over as the process ends
+            proc.rest = lines  # type: ignore[attr-defined]
+            return proc, seen
+        if not line:
+            break
+    proc.kill()
+    raise AssertionError(f"no {marker!r} on stderr: {''.join(seen)}")
+
+
+def _interrupt(proc) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(60)  # exits within ~1 s; margin for load
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    rest = []
+    while (line := proc.rest.get(timeout=10)):
+        rest.append(line)
+    return proc.returncode, proc.stdout.read(), "".join(rest)
+
+
+def test_ctrl_c_while_the_switches_start_stops_those_started_and_exits_130(tmp_path):
+    """Before, Ctrl-C during the start or the deployment of ``--plan`` ended with exit code 0
+    and only "stopping", as if the emulators had served and been stopped."""
+    proc, _ = _emulate_until(tmp_path, "emulate:   0% start: 0/80 switches")
+    code, out, err = _interrupt(proc)
+    assert code == 130, (out, err)
+    assert err.splitlines()[-1] == ("inaplanner: testbed emulate interrupted while starting the "
+                                    "emulated switches: those started are stopped"), err
+    assert out == "" and not (tmp_path / "tb.toml").exists()  # the file is written once all run
+
+
+def test_ctrl_c_while_the_plan_is_deployed_cancels_it_and_exits_130(tmp_path):
+    proc, _ = _emulate_until(tmp_path, "deploy:")
+    code, out, err = _interrupt(proc)
+    assert code == 130, (out, err)
+    assert err.splitlines()[-1] == (
+        "inaplanner: testbed emulate interrupted while deploying " + str(tmp_path / "plan.json")
+        + ": the deployment is cancelled and the emulated switches are stopped"), err
+    assert "stopped" in err.splitlines()[-2]  # the deployment's last line: switches stopped
+    assert "deployed" not in out and "running" not in out, out
