@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -51,16 +51,31 @@ def _programmable(sc: Scenario) -> set[str]:
     return {s.id for s in sc.switches() if s.programmable}
 
 
-def _task_dags(sc: Scenario, progress: object = None) -> Iterator[tuple[Any, list[str], Dag]]:
+def _task_dags(sc: Scenario, progress: object = None,
+               dags: list[Dag] | None = None) -> Iterator[tuple[Any, list[str], Dag]]:
     """Each task's shortest-path DAG, one at a time: progress reports each task as a step while the
-    caller routes it (the baselines take seconds a task at fat-tree k=64)."""
-    adj = adjacency(sc)
+    caller routes it (the baselines take seconds a task at fat-tree k=64). ``dags`` are the DAGs
+    already made by :func:`task_dags` (ARO makes them once for its graphs and both baselines)."""
+    adj = adjacency(sc) if dags is None else None
     tasks = sc.tasks()
     for i, t in enumerate(tasks):
         report(progress, 0.05 + 0.85 * i / len(tasks), f"task {i + 1} of {len(tasks)}: {t.job}/{t.ps}",
                phase="routes")
         workers = [w for w in sc.job(t.job).workers if w != t.ps]
-        yield t, workers, shortest_dag(sc, workers, t.ps, adj=adj)
+        yield t, workers, dags[i] if dags is not None else shortest_dag(sc, workers, t.ps, adj=adj)
+
+
+def task_dags(sc: Scenario, check: Callable[[], None] | None = None) -> list[Dag]:
+    """Every task's DAG of shortest up-down paths from its workers (all but the PS) to its PS, in
+    the order of ``sc.tasks()``; ``check`` is called before each."""
+    adj = adjacency(sc)
+    out = []
+    for t in sc.tasks():
+        if check is not None:
+            check()
+        workers = [w for w in sc.job(t.job).workers if w != t.ps]
+        out.append(shortest_dag(sc, workers, t.ps, adj=adj))
+    return out
 
 
 def _finish(sc: Scenario, name: str, tasks: list[TaskPlan], progress: object = None) -> Plan:
@@ -79,10 +94,13 @@ class EcmpPlanner:
     description = "ECMP shortest paths, no in-network aggregation (the no-INA reference)"
     params: tuple[Param, ...] = ()
 
+    def __init__(self, dags: list[Dag] | None = None) -> None:
+        self.dags = dags  # each task's DAG, made already (see task_dags)
+
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         rng = random.Random(int(params.get("seed", 0)))
         tasks = []
-        for t, workers, dag in _task_dags(scenario, progress):
+        for t, workers, dag in _task_dags(scenario, progress, self.dags):
             cancel.check()
             tasks.append(TaskPlan(t.job, t.ps, 0.0, [Route(w, ecmp_path(dag, w, rng), []) for w in workers]))
         return _finish(scenario, self.name, tasks, progress)
@@ -93,13 +111,16 @@ class RandomPlanner:
     description = "ATP-style: ECMP preferring programmable next hops, aggregation wherever possible"
     params: tuple[Param, ...] = ()
 
+    def __init__(self, dags: list[Dag] | None = None) -> None:
+        self.dags = dags  # each task's DAG, made already (see task_dags)
+
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
         rng = random.Random(int(params.get("seed", 0)))
         prog = _programmable(sc)
         ecmp = random_chooser(rng)
         tasks = []
-        for t, workers, dag in _task_dags(sc, progress):
+        for t, workers, dag in _task_dags(sc, progress, self.dags):
             cancel.check()
             picked: dict[frozenset[str], str] = {}  # this task's programmable choice per option set
 
@@ -121,12 +142,15 @@ class AggTreePlanner:
     description = "AggTree: flows routed one by one onto the path with the most available bandwidth"
     params: tuple[Param, ...] = ()
 
+    def __init__(self, dags: list[Dag] | None = None) -> None:
+        self.dags = dags  # each task's DAG, made already (see task_dags)
+
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
         rng = random.Random(int(params.get("seed", 0)))
         est = _AggTreeEstimate(sc)
         tasks = []
-        for t, workers, dag in _task_dags(sc, progress):
+        for t, workers, dag in _task_dags(sc, progress, self.dags):
             est.task(dag)
             routes = []
             for w in workers:

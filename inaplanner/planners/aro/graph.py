@@ -171,17 +171,19 @@ def build_task_graph(
 
 
 def task_graphs(sc: Scenario, tasks: list[Task] | None = None,
-                check: Callable[[], None] | None = None) -> list[TaskGraph]:
+                check: Callable[[], None] | None = None, dags: list[Dag] | None = None) -> list[TaskGraph]:
     """Each task's graph (in order; all of ``sc``'s tasks by default): the shortest up-down paths
     from its job's workers (all but the PS itself) to its PS, decomposed by
-    :func:`build_task_graph`. ``check`` is called before each task and while building."""
-    adj = adjacency(sc)
+    :func:`build_task_graph`. ``dags`` gives each task's DAG when it is made already (one per
+    task, in order). ``check`` is called before each task and while building."""
+    adj = adjacency(sc) if dags is None else None
     out = []
-    for t in sc.tasks() if tasks is None else tasks:
+    for i, t in enumerate(sc.tasks() if tasks is None else tasks):
         if check is not None:
             check()
         workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
-        out.append(build_task_graph(sc, t, workers, shortest_dag(sc, workers, t.ps, adj=adj), check=check))
+        dag = dags[i] if dags is not None else shortest_dag(sc, workers, t.ps, adj=adj)
+        out.append(build_task_graph(sc, t, workers, dag, check=check))
     return out
 
 

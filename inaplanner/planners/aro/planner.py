@@ -357,18 +357,20 @@ class AroPlanner:
         try:
             rec.enter("warm start", 0.0, "random baseline")
             rec.tighten(_trivial_bound(sc, tasks, objective))
-            from inaplanner.planners.aro_baselines import AggTreePlanner, RandomPlanner
+            from inaplanner.planners.aro_baselines import AggTreePlanner, RandomPlanner, task_dags
 
             # the fallback plan: the fast ATP-style baseline runs to its end whatever the limit
-            # (a second at k=24), so a plan exists whenever a heuristic one does
-            warm_plan = self._better(sc, objective, params, cancel, None, RandomPlanner())
+            # (a second at k=24), so a plan exists whenever a heuristic one does. Each task's DAG
+            # is made once, for it, the graphs and AggTree (0.13 s a task at fat-tree k=64).
+            dags = task_dags(sc, cancel.check)
+            warm_plan = self._better(sc, objective, params, cancel, None, RandomPlanner(dags))
             rec.enter("graphs", 0.02, "building the unfolded graphs")
-            full = task_graphs(sc, tasks, check=token.check)
+            full = task_graphs(sc, tasks, check=token.check, dags=dags)
             rec.enter("bound", 0.04, "structural bound")
             rec.tighten(_structural_joint_bound(sc, full, objective))
             rec.enter("warm start", 0.05, "heuristic plans")
             small = sum(len(g.workers) for g in full) <= WARM_ALWAYS_FLOWS
-            for heuristic in (_GreedyWarm(full, objective), AggTreePlanner()):
+            for heuristic in (_GreedyWarm(full, objective), AggTreePlanner(dags)):
                 if warm_plan is not None and clock.left() < WARM_MIN_SECONDS and not small:
                     break
                 warm_plan = self._better(sc, objective, params, cancel if small else token, warm_plan, heuristic)
