@@ -107,55 +107,78 @@ def build_task_graph(
     check: Callable[[], None] | None = None,
 ) -> TaskGraph:
     """Decompose ``dag`` (paths of ``workers`` to ``task.ps``) into ARO's node types. ``check``
-    (a cancel token's) is called every few hundred nodes: building honours cancel and the limit."""
+    (a cancel token's) is called every few hundred nodes: building honours cancel and the limit.
+
+    Which aggregators also get a bypass for rule 5 (an INP that could receive more flows than
+    the fan-in) is settled first on the physical DAG (:func:`_crowded`), so the graph is built
+    once: at fat-tree k=64 with 1,000 workers per job every task has such INPs, and building it
+    a second time took half of the 6-7 s the four tasks' graphs took."""
+    nodes_far_first = dag.nodes()
     aggregators = []
-    bypass = []
+    bypass: set[str] = set()
     fan_in: dict[str, int] = {}
-    for n in dag.nodes():
+    for n in nodes_far_first:
         node = sc.node(n)
         if isinstance(node, Switch) and node.programmable:
             aggregators.append(n)
             fan_in[n] = fan_in_limit(node)
             if node.aggregation_capacity is not None or n in extra_bypass:
-                bypass.append(n)
-    g = TaskGraph(task, workers, dag, frozenset(aggregators), frozenset(bypass), fan_in=fan_in)
+                bypass.add(n)
+    agg = frozenset(aggregators)
     worker_set = set(workers)
+    ps = task.ps
+    # the ingress pipeline of every DAG edge into an aggregator (the INP it feeds)
+    pipe: dict[tuple[str, str], int] = {}
+    for u in nodes_far_first:
+        for v in dag.succ.get(u, ()):
+            if v in agg and v != ps:
+                pipe[(u, v)] = sc.ingress_pipeline(u, v)
+    while crowded := _crowded(dag, nodes_far_first, worker_set, ps, agg, bypass, fan_in, pipe):
+        bypass |= crowded  # rule 5 may bind: let the excess flows cross those switches unmerged
+    g = TaskGraph(task, workers, dag, agg, frozenset(bypass), fan_in=fan_in)
     limited = {n for n in g.bypass if sc.node(n).aggregation_capacity is not None}  # type: ignore[union-attr]
 
     def out_nodes(u: str) -> list[UNode]:
         if u in worker_set:
             return [("w", u)]
-        if u in g.aggregators:
+        if u in agg:
             return [("op", u), ("cs", u)] if u in g.bypass else [("op", u)]
         return [("cs", u)]
 
-    def in_nodes(u: str, v: str) -> list[UNode]:
-        if v == task.ps:
-            return [("ps", v)]
-        if v in g.aggregators:
-            inp = ("inp", v, sc.ingress_pipeline(u, v))
-            return [inp, ("cs", v)] if v in g.bypass else [inp]
-        return [("cs", v)]
-
+    edges, out_edges, in_edges = g.edges, g.out_edges, g.in_edges
     inps: dict[UNode, None] = {}
     order: dict[UNode, None] = {}
-    for n_done, u in enumerate(dag.nodes()):
+    for n_done, u in enumerate(nodes_far_first):
         if check is not None and n_done % 256 == 0:
             check()
-        for o in out_nodes(u) if u != task.ps else [("ps", u)]:
+        tails = out_nodes(u) if u != ps else [("ps", u)]
+        for o in tails:
             order.setdefault(o, None)
-        for v in dag.succ.get(u, ()):
-            for tail in out_nodes(u):
-                for head in in_nodes(u, v):
-                    res: tuple[Resource, ...] = (("link", u, v),)
-                    if head[0] == "inp" and v in limited:
-                        res = (*res, ("switch", v))
-                    k = len(g.edges)
-                    g.edges.append(UEdge(tail, head, (u, v), res))
-                    g.out_edges.setdefault(tail, []).append(k)
-                    g.in_edges.setdefault(head, []).append(k)
-                    if head[0] == "inp":
-                        inps.setdefault(head, None)
+        succ = dag.succ.get(u, ())
+        if not succ:
+            continue
+        tail_out = [(tail, out_edges.setdefault(tail, [])) for tail in tails]
+        for v in succ:
+            link = (u, v)
+            res: tuple[Resource, ...] = (("link", u, v),)
+            if v == ps:
+                heads: list[tuple[UNode, tuple[Resource, ...]]] = [(("ps", v), res)]
+            elif v in agg:
+                inp = ("inp", v, pipe[link])
+                inps.setdefault(inp, None)
+                inp_res = (*res, ("switch", v)) if v in limited else res
+                heads = [(inp, inp_res), (("cs", v), res)] if v in g.bypass else [(inp, inp_res)]
+            else:
+                heads = [(("cs", v), res)]
+            for tail, outs in tail_out:
+                for head, head_res in heads:
+                    k = len(edges)
+                    edges.append(UEdge(tail, head, link, head_res))
+                    outs.append(k)
+                    ins = in_edges.get(head)
+                    if ins is None:
+                        ins = in_edges[head] = []
+                    ins.append(k)
     g.inps = sorted(inps, key=lambda n: (-dag.dist[n[1]], n[1], n[2]))
     # topological order: by physical distance, INPs and bypass before the OP of the same switch
     kind_rank = {"w": 0, "inp": 1, "cs": 2, "op": 3, "ps": 4}
@@ -164,10 +187,45 @@ def build_task_graph(
     g.ub = _upper_bounds(g)
     crowded = {n[1] for n in g.inps if n[1] not in g.bypass
                and sum(g.ub[k] for k in g.in_edges.get(n, [])) > g.fan_in[n[1]]}
-    if crowded:  # rule 5 may bind: let the excess flows cross those switches unmerged
-        return build_task_graph(sc, task, workers, dag, extra_bypass | crowded, check)
+    if crowded:  # never expected: _crowded settled them (the graph's own check, kept as a guard)
+        return build_task_graph(sc, task, workers, dag, frozenset(bypass) | crowded, check)
     return g
 
+
+def _crowded(dag: Dag, nodes_far_first: list[str], worker_set: set[str], ps: str, agg: frozenset[str],
+             bypass: set[str], fan_in: dict[str, int], pipe: dict[tuple[str, str], int]) -> set[str]:
+    """The aggregators without a bypass with an INP that could receive more flows than their
+    fan-in, given ``bypass``: :func:`_upper_bounds` on the graph :func:`build_task_graph` would
+    build, worked out per physical node. A worker sends 1 flow; an aggregator's OP at most one
+    per INP, its bypass copy and a plain switch what they receive; an edge into an INP carries at
+    most the fan-in."""
+    n_inps: dict[str, int] = {}
+    for v in {(v, p) for (_u, v), p in pipe.items()}:
+        n_inps[v[0]] = n_inps.get(v[0], 0) + 1
+    cs_in: dict[str, int] = {}
+    inp_in: dict[tuple[str, int], int] = {}
+    for u in nodes_far_first:
+        if u == ps:
+            continue
+        if u in worker_set:
+            outs = (1,)
+        elif u in agg:
+            outs = (n_inps.get(u, 0), cs_in.get(u, 0)) if u in bypass else (n_inps.get(u, 0),)
+        else:
+            outs = (cs_in.get(u, 0),)
+        total = sum(outs)
+        for v in dag.succ.get(u, ()):
+            if v == ps:
+                continue
+            if v in agg:
+                cap = fan_in[v]
+                key = (v, pipe[(u, v)])
+                inp_in[key] = inp_in.get(key, 0) + sum(min(o, cap) for o in outs)
+                if v in bypass:
+                    cs_in[v] = cs_in.get(v, 0) + total
+            else:
+                cs_in[v] = cs_in.get(v, 0) + total
+    return {v for (v, _p), flows in inp_in.items() if v not in bypass and flows > fan_in[v]}
 
 
 def task_graphs(sc: Scenario, tasks: list[Task] | None = None,
