@@ -40,11 +40,16 @@ def greedy_flows(
     admissible set of those pipelines (first the ones behind the most programmable switches that
     earlier tasks left room to reach)."""
     order = list(range(len(graphs)))
+    index: dict[int, _TaskIndex] = {}
+    pipe: dict[tuple[str, str], int] = {}
+    cap_of: dict[tuple, float] = {}
     for _attempt in range(len(graphs)):
         left: dict[tuple, float] = {}  # resource -> bandwidth left
         out: dict[int, Flows] = {}
         for i in order:
-            flows = route_one(sc, graphs[i], rates[i], left, cancel)
+            if i not in index:
+                index[i] = _TaskIndex(sc, graphs[i], pipe, cap_of)
+            flows = route_one(sc, graphs[i], rates[i], left, cancel, index=index[i])
             if flows is None:  # stuck: retry with this task routed first
                 order = [i] + [j for j in order if j != i]
                 break
@@ -55,17 +60,20 @@ def greedy_flows(
 
 
 def route_one(
-    sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None
+    sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None,
+    *, index: _TaskIndex | None = None,
 ) -> Flows | None:
     """Route one task at ``rate`` in the bandwidth ``left`` (resource -> what remains; missing
     resources are untouched) and take what it uses from ``left``; None (and ``left`` unchanged)
-    when the greedy finds no way."""
+    when the greedy finds no way. ``index``: a :class:`_TaskIndex` of ``sc`` and ``g`` that the
+    caller keeps from one call to the next (as :func:`greedy_flows` does)."""
     rate = max(rate, 0.0)
+    ix = _TaskIndex(sc, g) if index is None else index
     for blocked in _options(sc, g, rate, left):
         if cancel is not None:
             cancel.check()
         trial = dict(left)
-        flows = _route_task(sc, g, rate, trial, blocked, cancel)
+        flows = _route_task(sc, g, rate, trial, blocked, cancel, ix)
         if flows is not None:
             left.clear()
             left.update(trial)
@@ -171,122 +179,235 @@ def last_hop_options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # no
     yield set()
 
 
-def _route_task(
-    sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None
-) -> Flows | None:
-    def room(res: tuple) -> float:
-        if res not in left:
-            left[res] = resource_capacity(sc, res)
-        return left[res]
+#: One next hop of a node in :func:`_route_task`'s search: (u, index of the link's room, index of
+#: u's switch room if its capacity is finite, index of u's aggregate for this ingress pipeline if u
+#: aggregates, u's fan-in, u has a bypass)
+_Hop = tuple[str, int, int | None, int | None, int, bool]
 
-    dag = g.dag
-    agg = g.aggregators
-    pipe: dict[tuple[str, str], int] = {}
 
-    def pipeline(u: str, v: str) -> int:
+class _TaskIndex:
+    """What :func:`_route_task` needs of one task graph besides the rate, the bandwidth left and
+    the blocked edges, made once for all the calls of one :func:`greedy_flows` (or
+    :func:`route_one`): the order of the workers, each node's next hops (made when the search
+    first meets the node), an index per resource and per aggregate (switch, ingress pipeline), the
+    resources' capacities and the nodes that read each aggregate and switch room. On fat-tree k=64
+    with 1,000 workers per job (nine calls for four tasks) the calls spent over a quarter of their
+    time remaking these. ``pipe`` ((u, v) -> ingress pipeline) and ``cap_of`` (resource ->
+    capacity) may be shared by the tasks of one scenario."""
+
+    def __init__(self, sc: Scenario, g: TaskGraph, pipe: dict[tuple[str, str], int] | None = None,
+                 cap_of: dict[tuple, float] | None = None) -> None:
+        self.sc, self.g = sc, g
+        self.ready = False  # the rest is made by the first call (:meth:`prepare`)
+        self.limited: set[str] = set()
+        self.order: list[str] = []
+        self.pred: dict[str, list[str]] = {}
+        self.sources: set[str] = set()
+        self.pipe = {} if pipe is None else pipe
+        self.cap_of = {} if cap_of is None else cap_of
+        self.hops: dict[str, list[_Hop]] = {}
+        self.res_keys: list[tuple] = []  # resource of each index
+        self.caps: list[float | None] = []  # its capacity, once asked
+        self.switch_at: dict[str, int] = {}
+        self.agg_at: dict[tuple[str, int], int] = {}
+        # the nodes whose hops read each aggregate and each switch room (blocked or not): those a
+        # flow merging there can change the value of, besides the node whose link it takes
+        self.key_readers: list[list[str]] = []
+        self.switch_readers: dict[int, list[str]] = {}
+        self.ups: dict[str, list[str]] = {}  # the predecessors whose values may use a node's
+
+    def prepare(self) -> None:
+        """What the first call needs first (made there, so a call fails where it always did)."""
+        sc, g = self.sc, self.g
+        dag = g.dag
+        self.limited = {n for n in g.bypass if sc.node(n).aggregation_capacity is not None}  # type: ignore[union-attr]
+        # workers of one leaf together, the most crowded leaves first
+        crowd: dict[tuple[str, ...], int] = {}
+        for w in g.workers:
+            crowd[dag.succ[w]] = crowd.get(dag.succ[w], 0) + 1
+        self.order = sorted(g.workers, key=lambda w: (-crowd[dag.succ[w]], dag.succ[w], w))
+        self.pred = dag.pred()
+        # workers no flow crosses are read once, on their own turn: never dropped (a leaf of
+        # lambda = 3 has hundreds of them)
+        crossed = {u for hops_v in dag.succ.values() for u in hops_v}
+        self.sources = {w for w in g.workers if w not in crossed}
+        self.ready = True
+
+    def pipeline(self, u: str, v: str) -> int:
         key = (u, v)
+        pipe = self.pipe
         if key not in pipe:
-            pipe[key] = sc.ingress_pipeline(u, v)
+            pipe[key] = self.sc.ingress_pipeline(u, v)
         return pipe[key]
 
-    limited = {n for n in g.bypass if sc.node(n).aggregation_capacity is not None}  # type: ignore[union-attr]
-    tails: set[tuple[str, int]] = set()  # aggregates (switch, pipeline) already formed
-    merged: dict[tuple[str, int], int] = {}  # flows each aggregate merges (rule 5: <= fan-in)
+    def hops_of(self, v: str) -> list[_Hop]:
+        """v's next hops, blocked ones included, each resource and aggregate indexed."""
+        g, res_keys = self.g, self.res_keys
+        agg, limited, fan_in = g.aggregators, self.limited, g.fan_in
+        out: list[_Hop] = []
+        for u in g.dag.succ[v]:
+            link = len(res_keys)
+            res_keys.append(("link", v, u))
+            self.caps.append(None)
+            switch = None
+            if u in limited:
+                switch = self.switch_at.get(u)
+                if switch is None:
+                    switch = self.switch_at[u] = len(res_keys)
+                    res_keys.append(("switch", u))
+                    self.caps.append(None)
+                    self.switch_readers[switch] = []
+                self.switch_readers[switch].append(v)
+            key = None
+            fan = 0
+            if u in agg:
+                pair = (u, self.pipeline(v, u))
+                key = self.agg_at.get(pair)
+                if key is None:
+                    key = self.agg_at[pair] = len(self.key_readers)
+                    self.key_readers.append([])
+                self.key_readers[key].append(v)
+                fan = fan_in[u]
+            out.append((u, link, switch, key, fan, u in g.bypass))
+        self.hops[v] = out
+        return out
 
-    def joinable(key: tuple[str, int]) -> bool:
-        return key in tails and merged[key] < g.fan_in[key[0]]
+    def capacity(self, i: int) -> float:
+        cap = self.caps[i]
+        if cap is None:
+            res = self.res_keys[i]
+            cap = self.cap_of.get(res)
+            if cap is None:
+                cap = self.cap_of[res] = resource_capacity(self.sc, res)
+            self.caps[i] = cap
+        return cap
+
+
+def _route_task(
+    sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None,
+    index: _TaskIndex | None = None,
+) -> Flows | None:
+    ix = _TaskIndex(sc, g) if index is None else index
+    assert ix.g is g and ix.sc is sc
+    if not ix.ready:
+        ix.prepare()
+    dag = g.dag
+    pipeline = ix.pipeline
+    # The search below is the hot loop (fat-tree k=64 with 1,000 workers per job: 3.7 million
+    # values read, 16 million before values were kept; hashing the tuple keys of ``left`` and of
+    # the aggregates took much of it). It reads them by index: ``room[i]`` is
+    # ``left[ix.res_keys[i]]``, None while ``left`` has no such key (the first read fills it with
+    # the capacity, as the search always did, so ``left`` ends the same; every write goes to
+    # both), and ``merged[k]`` is how many flows aggregate k merges (rule 5: <= fan-in), -1 while
+    # it is not formed.
+    res_keys = ix.res_keys
+    left_get = left.get
+    room: list[float | None] = [left_get(res) for res in res_keys]  # those indexed so far
+    merged: list[int] = [-1] * len(ix.key_readers)
+
+    def load(i: int) -> float:
+        res = res_keys[i]
+        val = left_get(res)
+        if val is None:
+            val = left[res] = ix.capacity(i)
+        room[i] = val
+        return val
+
+    # each node's usable next hops (:data:`_Hop`): the index's, blocked edges left out
+    usable: dict[str, list[_Hop]] = ix.hops if not blocked else {}
+
+    def hops_of(v: str) -> list[_Hop]:
+        out = ix.hops.get(v)
+        if out is None:
+            out = ix.hops_of(v)  # new indices: grow this call's rooms and aggregates
+            room.extend([None] * (len(res_keys) - len(room)))
+            merged.extend([-1] * (len(ix.key_readers) - len(merged)))
+        if blocked:
+            out = usable[v] = [hop for hop in out if (v, hop[0]) not in blocked]
+        return out
+
     counts: dict[tuple[UNode, UNode], int] = {}
     inps: dict[UNode, int] = {}
     eps = 1e-9 * max(rate, 1.0)
-
-    # workers of one leaf together, the most crowded leaves first
-    crowd: dict[tuple[str, ...], int] = {}
-    for w in g.workers:
-        crowd[dag.succ[w]] = crowd.get(dag.succ[w], 0) + 1
-    order = sorted(g.workers, key=lambda w: (-crowd[dag.succ[w]], dag.succ[w], w))
-    # each node's usable next hops, once per call: (u, link, u's switch resource if its capacity is
-    # finite, (u, ingress pipeline) if u aggregates, u's fan-in, u has a bypass); blocked edges left
-    # out. The search below is the hot loop (fat-tree k=64 with 1,000 workers per job: 3.7 million
-    # visits, 16 million before values were kept), so it reads these and ``left`` directly.
-    hops: dict[str, list[tuple[str, tuple, tuple | None, tuple[str, int] | None, int, bool]]] = {}
-
-    def hops_of(v: str) -> list[tuple[str, tuple, tuple | None, tuple[str, int] | None, int, bool]]:
-        out = hops.get(v)
-        if out is None:
-            out = hops[v] = [
-                (u, ("link", v, u), ("switch", u) if u in limited else None,
-                 (u, pipeline(v, u)) if u in agg else None, g.fan_in[u] if u in agg else 0, u in g.bypass)
-                for u in dag.succ[v] if (v, u) not in blocked
-            ]
-        return out
-
     dest = dag.dest
     need = rate - eps
     # best(v) depends only on what its hops read (rooms, aggregates) and on best() of the hops it
     # continues through; it is kept from one worker to the next and dropped, with every kept value
     # that used it, where a routed flow changed what it read (a worker reads a few dozen fresh
     # values instead of all of its DAG)
-    memo: dict[str, tuple[float, float, str | None]] = {}
-    pred = dag.pred()
-    # workers no flow crosses are read once, on their own turn: never dropped (a leaf of lambda = 3
-    # has hundreds of them)
-    crossed = {u for hops_v in dag.succ.values() for u in hops_v}
-    sources = {w for w in g.workers if w not in crossed}
-    ups: dict[str, list[str]] = {}
+    memo: dict[str, tuple[float, float, _Hop | None]] = {}
+    memo_get = memo.get
+    usable_get = usable.get
+    pred, sources, ups = ix.pred, ix.sources, ix.ups
+    at_dest: tuple[float, float, _Hop | None] = (0.0, 0.0, None)
+    inf = math.inf
 
-    def best(v: str) -> tuple[float, float, str | None]:
+    def best(v: str) -> tuple[float, float, _Hop | None]:
         """(cost, -tightest room, next hop) for a new flow leaving v towards the PS; a link
         costs the share of its remaining bandwidth the flow takes, so scarce links (the PS's,
         a spine's down-link) are used last and merging into an aggregate is preferred. A hop
         must fit (link, and a finite switch capacity, with ``rate`` left) and be passable (a
-        full aggregate is crossed only through a bypass); joining an aggregate ends there."""
-        got = memo.get(v)
-        if got is not None:
-            return got
+        full aggregate is crossed only through a bypass); joining an aggregate ends there.
+        Called where v has no kept value (the search reads kept ones in place: most reads)."""
         if v == dest:
-            return 0.0, 0.0, None
-        c_cost, c_neg, c_hop = math.inf, 0.0, None
-        for u, link, switch, key, fan, bypass in hops_of(v):
-            slack = left.get(link)
+            return at_dest
+        c_cost, c_neg, c_hop = inf, 0.0, None
+        hops_v = usable_get(v)
+        if hops_v is None:
+            hops_v = hops_of(v)
+        for hop in hops_v:
+            u, link, switch, key, fan, bypass = hop
+            slack = room[link]
             if slack is None:
-                slack = left[link] = resource_capacity(sc, link)
+                slack = load(link)
             if slack < need:
                 continue
             if switch is not None:
-                room_u = left.get(switch)
+                room_u = room[switch]
                 if room_u is None:
-                    room_u = left[switch] = resource_capacity(sc, switch)
+                    room_u = load(switch)
                 if room_u < need:
                     continue
             join = False
-            if key is not None and key in tails:
-                join = merged[key] < fan
-                if not join and not bypass:
-                    continue  # a full aggregate without a bypass: not passable
+            if key is not None:
+                n_merged = merged[key]
+                if n_merged >= 0:  # the aggregate is formed
+                    join = n_merged < fan
+                    if not join and not bypass:
+                        continue  # a full aggregate without a bypass: not passable
             cost = rate / slack if slack > 0 else 0.0
             if not join:
-                sub = best(u)
-                if sub[2] is None and u != dest:
-                    continue  # no way on from u
-                cost += sub[0]
-                if sub[2] is not None:
-                    slack = min(slack, -sub[1])
+                sub = memo_get(u)
+                if sub is None:
+                    sub = best(u)
+                if sub[2] is None:
+                    if u != dest:
+                        continue  # no way on from u
+                    cost += sub[0]
+                else:
+                    cost += sub[0]
+                    tight = -sub[1]
+                    if tight < slack:  # min(slack, tight), as min() does with NaN too
+                        slack = tight
             if cost < c_cost or (cost == c_cost and -slack < c_neg):
-                c_cost, c_neg, c_hop = cost, -slack, u
+                c_cost, c_neg, c_hop = cost, -slack, hop
         memo[v] = choice = (c_cost, c_neg, c_hop)
         return choice
 
     def forget(changed: set[str]) -> None:
         """Drop the kept values of ``changed`` and of every node whose kept value used one. The
-        search stops, and drops all, once it has looked at as many nodes as are kept (on a
-        leaf-spine most values used the PS's link, and each spine has every leaf above it)."""
+        search stops, and drops all, once it has looked at twice as many nodes as are kept (on a
+        leaf-spine most values used the PS's link, and each spine has every leaf above it). A
+        look costs far less than a value searched again: with "as many" instead, fat-tree k=64
+        with 1,000 workers per job searched 285,000 values instead of 82,000 (1.9 million hops
+        instead of 1.3), k=16 with 200 workers per job about twice as many."""
         if not KEEP_VALUES:
             memo.clear()
             return
         stack = [v for v in changed if v in memo]
         for v in stack:
             del memo[v]
-        budget = len(memo)
+        budget = 2 * len(memo)
         while stack:
             v = stack.pop()
             above = ups.get(v)
@@ -301,40 +422,53 @@ def _route_task(
                     del memo[u]
                     stack.append(u)
 
-    for n_done, w in enumerate(order):
+    key_readers, switch_readers = ix.key_readers, ix.switch_readers
+    for n_done, w in enumerate(ix.order):
         if cancel is not None and n_done % 32 == 0:
             cancel.check()
-        first = best(w)
+        first = memo_get(w) or best(w)
         if first[2] is None:
             return None
         # walk the chosen path, merging into an existing aggregate when one is met
         node = w
         state: UNode = ("w", w)
+        # the nodes whose hops read what the flow changes: the hop's own node for its link; for
+        # a switch's room and aggregate, only where the read gives another answer (dropping every
+        # hop into each switch where a flow merged, fat-tree k=64 with 1,000 workers per job
+        # searched 1.3 million values instead of 0.3 million)
         changed: set[str] = set()
-        while node != dag.dest:
-            nxt = best(node)[2]
-            if nxt is None:
+        while node != dest:
+            hop = (memo_get(node) or best(node))[2]
+            if hop is None:
                 return None
+            nxt, link, switch, key, fan, _ = hop
             p = pipeline(node, nxt)
-            key = (nxt, p)
-            full = nxt in agg and key in tails and not joinable(key)  # rule 5: cross unmerged
-            head: UNode = ("ps", nxt) if nxt == dag.dest else (
-                ("inp", nxt, p) if nxt in agg and not full else ("cs", nxt))
+            n_merged = merged[key] if key is not None else -1
+            full = n_merged >= 0 and not n_merged < fan  # rule 5: cross unmerged
+            head: UNode = ("ps", nxt) if nxt == dest else (
+                ("inp", nxt, p) if key is not None and not full else ("cs", nxt))
             counts[(state, head)] = counts.get((state, head), 0) + 1
-            left[("link", node, nxt)] = room(("link", node, nxt)) - rate
+            val = room[link]
+            room[link] = left[res_keys[link]] = (load(link) if val is None else val) - rate
             changed.add(node)  # its hop's room
-            if nxt in agg and not full:  # nxt's aggregate (and room) as every hop into it reads them
-                changed.update(pred[nxt])
-            if nxt in limited and not full:
-                left[("switch", nxt)] = room(("switch", nxt)) - rate
-            if nxt in agg and not full:
+            if switch is not None and not full:
+                val = room[switch]
+                if val is None:
+                    val = load(switch)
+                room[switch] = left[res_keys[switch]] = val - rate
+                if (val < need) != (val - rate < need):  # all a hop into nxt reads of it
+                    changed.update(switch_readers[switch])
+            if key is not None and not full:
+                # a hop into the aggregate reads whether it is formed and whether it is full
+                if n_merged < 0 or not n_merged + 1 < fan:
+                    changed.update(key_readers[key])
                 inps[head] = 1
-                merged[key] = merged.get(key, 0) + 1
-                if key in tails:
+                if n_merged >= 0:
+                    merged[key] = n_merged + 1
                     break
-                tails.add(key)  # this flow becomes the aggregate; its onward path follows
+                merged[key] = 1  # this flow becomes the aggregate; its onward path follows
                 state = ("op", nxt)
-            elif nxt in agg:
+            elif key is not None:
                 state = ("cs", nxt)
             else:
                 state = head
