@@ -101,6 +101,29 @@ def test_an_opening_that_fails_leaves_the_probes_from_the_top():
     assert found.lo == 37.0 and found.refuted == 38.0
 
 
+def test_a_search_for_plans_only_climbs_from_the_best_plan_when_the_opening_fails():
+    """With several tasks per job the search along the balanced direction gives plans, no bound.
+    On large models, probes from the top each took their whole share undecided on a slower
+    machine (fat-tree k=16 with 200 workers per job, seed 2: 25, 20 and 14.3 Gbps a task), and the
+    plan stayed where it was; it now climbs from the best plan by at most 1.5 times a step."""
+    cands = [float(c) for c in range(1, 101)]
+    calls = []
+
+    def check(x, share=0.5):
+        calls.append(x)
+        if x <= 37:
+            return "feasible", ["plan"]
+        return ("timeout", None) if x < 90 else ("infeasible", None)
+
+    found = _search(cands, 10.0, check, lambda flows: calls[-1], _Clock(10), first=95.0, retry=False,
+                    climb_on_fail=True)
+    assert calls[:4] == [95.0, 15.0, 22.0, 33.0]  # the opening, then up from 10 by 1.5 at most
+    assert found.lo == 37.0
+    calls.clear()
+    found = _search(cands, 10.0, check, lambda flows: calls[-1], _Clock(10), first=95.0)  # for a bound
+    assert calls[:3] == [95.0, 94.0, 93.0]  # from the top, as before
+
+
 def test_the_single_task_solves_share_half_the_limit(monkeypatch, make_leaf_spine):
     """Multi-task runs: each task alone, in turn, gets what is left of SOLO_SHARE of the limit, so
     the joint search keeps the rest however long the tasks alone take."""
