@@ -187,6 +187,16 @@ def _limits(pid: int) -> tuple[int, int]:
     return int(soft), int(hard)
 
 
+def _ft8_and_plan(tmp_path):
+    """Fat-tree k=8 (80 switches, 16 programmable) with one small job, and its ``random`` plan."""
+    sc_path, plan_path = tmp_path / "ft8.json", tmp_path / "plan.json"
+    assert main(["generate", "fat-tree", "--k", "8", "--programmable", "0.2", "--jobs", "1",
+                 "--tasks-per-job", "1", "--workers-per-job", "8", "--seed", "1",
+                 "-o", str(sc_path)]) == 0
+    assert main(["plan", str(sc_path), "--planner", "random", "-o", str(plan_path), "-q"]) == 0
+    return sc_path, plan_path
+
+
 def test_a_low_open_files_limit_is_raised_for_many_switches(tmp_path):
     """Most Linux systems start a process with a soft limit of 1,024 open files; fat-tree k=16's
     320 switches, emulated and deployed in one process, then failed with "Too many open files".
@@ -196,11 +206,8 @@ def test_a_low_open_files_limit_is_raised_for_many_switches(tmp_path):
     import resource
 
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    sc_path, plan_path, tb_path = tmp_path / "ft8.json", tmp_path / "plan.json", tmp_path / "tb.toml"
-    assert main(["generate", "fat-tree", "--k", "8", "--programmable", "0.2", "--jobs", "1",
-                 "--tasks-per-job", "1", "--workers-per-job", "8", "--seed", "1",
-                 "-o", str(sc_path)]) == 0
-    assert main(["plan", str(sc_path), "--planner", "random", "-o", str(plan_path), "-q"]) == 0
+    sc_path, plan_path = _ft8_and_plan(tmp_path)
+    tb_path = tmp_path / "tb.toml"
     proc = subprocess.Popen(
         [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(sc_path), "--plan",
          str(plan_path), "-o", str(tb_path), "-q"],
@@ -263,11 +270,7 @@ def test_too_low_a_hard_limit_is_one_clear_line_before_anything_starts():
 def _emulate_until(tmp_path, marker: str):
     """``testbed emulate`` of fat-tree k=8 with a plan (80 switches, every one emulated) in a
     real subprocess; returns it once a stderr line contains ``marker``, and the lines so far."""
-    sc_path, plan_path = tmp_path / "ft8.json", tmp_path / "plan.json"
-    assert main(["generate", "fat-tree", "--k", "8", "--programmable", "0.2", "--jobs", "1",
-                 "--tasks-per-job", "1", "--workers-per-job", "8", "--seed", "1",
-                 "-o", str(sc_path)]) == 0
-    assert main(["plan", str(sc_path), "--planner", "random", "-o", str(plan_path), "-q"]) == 0
+    sc_path, plan_path = _ft8_and_plan(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "inaplanner", "testbed", "emulate", str(sc_path), "--plan",
          str(plan_path), "-o", str(tmp_path / "tb.toml")],
