@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -36,14 +36,7 @@ from inaplanner.evaluate import max_min_rates
 from inaplanner.model import Plan, PlannerInfo, Route, Scenario, Switch, TaskPlan
 from inaplanner.planners.base import Param, Progress
 from inaplanner.planners.ina_common import cap_fan_in, report
-from inaplanner.planners.routing import (
-    Dag,
-    adjacency,
-    ecmp_path,
-    random_chooser,
-    shortest_dag,
-    tree_routes,
-)
+from inaplanner.planners.routing import Dag, ecmp_path, random_chooser, task_dags, tree_routes
 from inaplanner.planners.solver import CancelToken
 
 
@@ -53,29 +46,15 @@ def _programmable(sc: Scenario) -> set[str]:
 
 def _task_dags(sc: Scenario, progress: object = None,
                dags: list[Dag] | None = None) -> Iterator[tuple[Any, list[str], Dag]]:
-    """Each task's shortest-path DAG, one at a time: progress reports each task as a step while the
-    caller routes it (the baselines take seconds a task at fat-tree k=64). ``dags`` are the DAGs
-    already made by :func:`task_dags` (ARO makes them once for its graphs and both baselines)."""
-    adj = adjacency(sc) if dags is None else None
+    """Each task with its workers and DAG, one at a time: progress reports each task as a step
+    while the caller routes it (the baselines take seconds a task at fat-tree k=64). ``dags`` are
+    the DAGs already made by :func:`~inaplanner.planners.routing.task_dags`."""
     tasks = sc.tasks()
+    dags = task_dags(sc, tasks) if dags is None else dags
     for i, t in enumerate(tasks):
         report(progress, 0.05 + 0.85 * i / len(tasks), f"task {i + 1} of {len(tasks)}: {t.job}/{t.ps}",
                phase="routes")
-        workers = [w for w in sc.job(t.job).workers if w != t.ps]
-        yield t, workers, dags[i] if dags is not None else shortest_dag(sc, workers, t.ps, adj=adj)
-
-
-def task_dags(sc: Scenario, check: Callable[[], None] | None = None) -> list[Dag]:
-    """Every task's DAG of shortest up-down paths from its workers (all but the PS) to its PS, in
-    the order of ``sc.tasks()``; ``check`` is called before each."""
-    adj = adjacency(sc)
-    out = []
-    for t in sc.tasks():
-        if check is not None:
-            check()
-        workers = [w for w in sc.job(t.job).workers if w != t.ps]
-        out.append(shortest_dag(sc, workers, t.ps, adj=adj))
-    return out
+        yield t, [w for w in sc.job(t.job).workers if w != t.ps], dags[i]
 
 
 def _finish(sc: Scenario, name: str, tasks: list[TaskPlan], progress: object = None) -> Plan:
@@ -95,7 +74,7 @@ class EcmpPlanner:
     params: tuple[Param, ...] = ()
 
     def __init__(self, dags: list[Dag] | None = None) -> None:
-        self.dags = dags  # each task's DAG, made already (see task_dags)
+        self.dags = dags  # each task's DAG, made already (routing.task_dags)
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         rng = random.Random(int(params.get("seed", 0)))
@@ -112,7 +91,7 @@ class RandomPlanner:
     params: tuple[Param, ...] = ()
 
     def __init__(self, dags: list[Dag] | None = None) -> None:
-        self.dags = dags  # each task's DAG, made already (see task_dags)
+        self.dags = dags  # each task's DAG, made already (routing.task_dags)
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario
@@ -143,7 +122,7 @@ class AggTreePlanner:
     params: tuple[Param, ...] = ()
 
     def __init__(self, dags: list[Dag] | None = None) -> None:
-        self.dags = dags  # each task's DAG, made already (see task_dags)
+        self.dags = dags  # each task's DAG, made already (routing.task_dags)
 
     def plan(self, scenario: Scenario, params: dict[str, Any], progress: Progress, cancel: CancelToken) -> Plan:
         sc = scenario

@@ -86,26 +86,26 @@ def test_aro_makes_each_tasks_dag_once_and_the_baselines_plan_the_same_with_it(m
     """ARO's warm start used to make every task's DAG three times (the random baseline, its own
     graphs, AggTree): 0.13 s a task at fat-tree k=64. Given the DAGs, a baseline plans exactly
     as it does making them itself."""
-    import inaplanner.planners.aro.graph as aro_graph
     import inaplanner.planners.aro_baselines as baselines
+    import inaplanner.planners.routing as routing
+    from inaplanner.planners.routing import task_dags
 
     sc = fat_tree(4)
     mark_programmable(sc, 0.3, pipelines=2, seed=1)
     place_jobs(sc, 2, 2, 6, seed=1)
     made = []
-    real = baselines.shortest_dag
+    real = routing.shortest_dag
 
     def counted(sc_, workers, ps, **kw):
         made.append(ps)
         return real(sc_, workers, ps, **kw)
 
-    monkeypatch.setattr(baselines, "shortest_dag", counted)
-    monkeypatch.setattr(aro_graph, "shortest_dag", counted)
+    monkeypatch.setattr(routing, "shortest_dag", counted)
     plan = run_planner(get("aro"), sc, {"time_limit": 20.0})
     assert evaluate(sc, plan).feasible
     assert sorted(made) == sorted(t.ps for t in sc.tasks()), made
 
-    dags = baselines.task_dags(sc)
+    dags = task_dags(sc)
     for cls in (baselines.EcmpPlanner, baselines.RandomPlanner, baselines.AggTreePlanner):
         for seed in (0, 1):
             given = run_planner(cls(dags), sc, {"seed": seed})

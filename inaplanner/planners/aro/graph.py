@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inaplanner.model import Scenario, Switch, Task
-from inaplanner.planners.routing import Dag, adjacency, shortest_dag
+from inaplanner.planners.routing import Dag, task_dags
 
 UNode = tuple  # ("w", id) | ("cs", id) | ("inp", id, pipeline) | ("op", id) | ("ps", id)
 Resource = tuple  # ("link", u, v) directed | ("switch", id)
@@ -231,16 +231,16 @@ def _crowded(dag: Dag, nodes_far_first: list[str], worker_set: set[str], ps: str
 def task_graphs(sc: Scenario, tasks: list[Task] | None = None,
                 check: Callable[[], None] | None = None, dags: list[Dag] | None = None) -> list[TaskGraph]:
     """Each task's graph (in order; all of ``sc``'s tasks by default): the shortest up-down paths
-    from its job's workers (all but the PS itself) to its PS, decomposed by
-    :func:`build_task_graph`. ``dags`` gives each task's DAG when it is made already (one per
-    task, in order). ``check`` is called before each task and while building."""
-    adj = adjacency(sc) if dags is None else None
+    from its job's workers (all but the PS itself) to its PS (``dags``, when made already: one per
+    task, in order), decomposed by :func:`build_task_graph`. ``check`` is called before each task
+    and while building."""
+    tasks = sc.tasks() if tasks is None else tasks
+    dags = task_dags(sc, tasks, check) if dags is None else dags
     out = []
-    for i, t in enumerate(sc.tasks() if tasks is None else tasks):
+    for t, dag in zip(tasks, dags, strict=True):
         if check is not None:
             check()
         workers = tuple(w for w in sc.job(t.job).workers if w != t.ps)
-        dag = dags[i] if dags is not None else shortest_dag(sc, workers, t.ps, adj=adj)
         out.append(build_task_graph(sc, t, workers, dag, check=check))
     return out
 

@@ -357,12 +357,13 @@ class AroPlanner:
         try:
             rec.enter("warm start", 0.0, "random baseline")
             rec.tighten(_trivial_bound(sc, tasks, objective))
-            from inaplanner.planners.aro_baselines import AggTreePlanner, RandomPlanner, task_dags
+            from inaplanner.planners.aro_baselines import AggTreePlanner, RandomPlanner
+            from inaplanner.planners.routing import task_dags
 
             # the fallback plan: the fast ATP-style baseline runs to its end whatever the limit
             # (a second at k=24), so a plan exists whenever a heuristic one does. Each task's DAG
             # is made once, for it, the graphs and AggTree (0.13 s a task at fat-tree k=64).
-            dags = task_dags(sc, cancel.check)
+            dags = task_dags(sc, tasks, cancel.check)
             warm_plan = self._better(sc, objective, params, cancel, None, RandomPlanner(dags))
             rec.enter("graphs", 0.02, "building the unfolded graphs")
             full = task_graphs(sc, tasks, check=token.check, dags=dags)
