@@ -18,8 +18,14 @@
    ``write`` of a poll (median of ``--polls``) and the file's growth a poll, ``load_recording`` of
    a 3-poll recording (median of 3).
 
+5. ``--replay K``: a recording of ``--polls`` polls of a fat-tree k=K (every directed link of
+   the builder's fat-tree measured, synthetic rates) opened as a replay: ``load_recording`` in a
+   fresh process (seconds and its peak RSS growth), then the Monitor dock of the main window
+   (offscreen) opening it: the seconds until it replays and the longest pause of the window's
+   event loop meanwhile (a 5 ms timer).
+
 Run: ``.venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10] [--memory 180]
-[--record 64]``.
+[--record 64] [--replay 64]``.
 """
 
 from __future__ import annotations
@@ -271,6 +277,103 @@ def bench_record(k: int, polls: int, tmp: Path) -> None:
           f"{statistics.median(loads):.2f} s")
 
 
+def _peak_mb() -> float:
+    """This process's peak resident set (VmHWM: ru_maxrss would carry the parent's over exec)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+
+
+def _load_in_child(path: str, conn) -> None:
+    from inaplanner.monitor.recording import load_recording
+
+    base = _peak_mb()
+    t = time.perf_counter()
+    rec = load_recording(path)
+    took = time.perf_counter() - t
+    conn.send((len(rec.snapshots), took, _peak_mb() - base))
+
+
+def bench_replay(k: int, polls: int, tmp: Path) -> None:
+    import numpy as np
+
+    from inaplanner.monitor.recording import LinkInfo, SqliteRecorder
+    from inaplanner.monitor.series import Snapshot
+
+    sc = fat_tree(k)
+    infos = {}
+    for li, lk in enumerate(sc.links):
+        infos[li, 0] = LinkInfo(lk.a, lk.b, lk.capacity)
+        infos[li, 1] = LinkInfo(lk.b, lk.a, lk.capacity)
+    li = np.repeat(np.arange(len(sc.links), dtype=np.intp), 2)
+    d = np.tile(np.array([0, 1], dtype=np.intp), len(sc.links))
+    keys = list(zip(li.tolist(), d.tolist(), strict=True))
+    rng = np.random.default_rng(1)
+    path = tmp / "replay.sqlite"
+    rec = SqliteRecorder(path, {"scenario": sc.name}, infos)
+    for i in range(polls):
+        v = rng.random(li.size) * 100.0
+        rec.write(Snapshot(float(i), time.time(), dict(zip(keys, v.tolist(), strict=True)), (), (), (li, d, v)))
+    rec.close()
+    size = path.stat().st_size / 1e6
+    parent, child = mp.Pipe()
+    proc = mp.get_context("spawn").Process(target=_load_in_child, args=(str(path), child))
+    proc.start()
+    n, took, grown = parent.recv()
+    proc.join()
+    print(f"replay k={k} ({li.size:,} directed links, {n} polls, {size:.0f} MB): load_recording "
+          f"{took:.1f} s, peak RSS +{grown:.0f} MB")
+
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from inaplanner.gui.main_window import MainWindow
+    from inaplanner.model.document import ScenarioDocument
+
+    app = QApplication.instance() or QApplication([])
+    w = MainWindow(ScenarioDocument(sc), theme_mode="light")
+    w.headless_errors = True
+    w.show()
+    app.processEvents()
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    loop = QEventLoop()
+    ended: list[float] = []
+
+    def changed(state: str) -> None:
+        if state in ("replay", "idle") and not ended:
+            ended.append(time.perf_counter())
+            QTimer.singleShot(500, loop.quit)  # the ticks go on: what the window does then counts
+
+    w.monitor.state_changed.connect(changed)
+    took_over: list[float] = []
+    take = getattr(w.monitor, "_take_replay", None)
+    if take is not None:  # what the window's thread does with the result
+        def timed_take(*args):
+            t0 = time.perf_counter()
+            take(*args)
+            took_over.append(time.perf_counter() - t0)
+        w.monitor._take_replay = timed_take
+    t = time.perf_counter()
+    w.monitor.open_recording(str(path))
+    called = time.perf_counter() - t
+    if not ended:  # (else done on this thread)
+        loop.exec()
+    took = ended[0] - t
+    timer.stop()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    print(f"  the window: open_recording returned in {called * 1000:.0f} ms, replaying after "
+          f"{took:.1f} s ({w.monitor.state}); longest pause of its event loop "
+          f"{max(gaps, default=float('nan')) * 1000:.0f} ms ({len(ticks)} ticks); taking the "
+          f"replay into the dock {sum(took_over) * 1000:.0f} ms of it")
+    w.monitor.shutdown()
+    w.autosave.finish()
+    w.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=8)
@@ -281,11 +384,16 @@ def main() -> None:
     ap.add_argument("--history", type=int, default=30, help="with --memory: poller history")
     ap.add_argument("--record", type=int, metavar="K",
                     help="only the SQLite recording of polls of a fat-tree k=K")
+    ap.add_argument("--replay", type=int, metavar="K",
+                    help="only a recording of --polls polls of a fat-tree k=K opened as a replay")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.record:
             bench_record(args.record, args.polls, tmp)
+            return
+        if args.replay:
+            bench_replay(args.replay, args.polls, tmp)
             return
         if args.memory:
             bench_memory(args.k, args.memory, tmp, args.interval, args.history)

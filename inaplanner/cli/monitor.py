@@ -303,12 +303,14 @@ def _live(args, scenario, inventory, planned: np.ndarray | None, stage: list[str
 def _replay(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from inaplanner.cli.progress import cli_progress
     from inaplanner.io.native import scenario_sha256
     from inaplanner.monitor.alerts import AlertTracker
     from inaplanner.monitor.recording import LinkInfo, load_recording
     from inaplanner.monitor.table import render_table
 
-    rec = load_recording(args.replay)
+    with cli_progress(args, "replay") as progress:  # (about 1 s a poll at fat-tree k=64)
+        rec = load_recording(args.replay, progress)
     scenario, plan = _scenario_and_plan(args, need_scenario=False)
     planned = None
     if plan is not None and scenario is not None:

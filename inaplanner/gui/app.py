@@ -256,7 +256,7 @@ def run(scenario: str | None = None, plan: str | None = None, screenshot_path: s
         if replay:
             if plan:
                 window.monitor.use_current_plan()  # the --plan: alerts are departures from it
-            if not window.monitor.open_recording(replay):
+            if not window.monitor.open_recording(replay, wait=True):
                 raise InaplannerError(f"{replay}: the recording could not be opened on this scenario")
             window.monitor.set_mode(True)
             window.monitor.dock.show()

@@ -96,8 +96,9 @@ def test_monitor_mode_live_alerts_recording_and_replay(make_window, deployed, tm
 
     rec = load_recording(tmp_path / "gui.csv")
     assert len(rec.snapshots) >= 5
-    assert panel.open_recording(str(tmp_path / "gui.csv"))
-    assert panel.state == "replay" and panel.slider.maximum() == len(rec.snapshots) - 1
+    assert panel.open_recording(str(tmp_path / "gui.csv"))  # read on a helper thread
+    qtbot.waitUntil(lambda: panel.state == "replay", timeout=20000)
+    assert panel.slider.maximum() == len(rec.snapshots) - 1
     panel.mode_action.setChecked(True)
     panel.slider.setValue(0)
     assert all(math.isnan(v) for v in w.canvas.overlay.link_load.ravel())  # first poll: baselines
@@ -118,8 +119,9 @@ def test_recording_of_another_scenario_is_refused(make_window, leafspine, tmp_pa
     r.write(Snapshot(0.0, 0.0, {(0, 0): 1.0}))
     r.close()
     w = make_window(sc)
-    assert w.monitor.open_recording(str(tmp_path / "other.csv")) is False
+    assert w.monitor.open_recording(str(tmp_path / "other.csv"), wait=True) is False
     assert "do not match the open scenario" in w.last_error[1]
+    assert w.monitor.state == "idle" and w.monitor.recording is None
 
 
 def test_a_poll_refills_the_table_without_holding_the_window(make_window, qtbot):
@@ -172,3 +174,73 @@ def test_a_bad_testbed_file_is_one_error_once_it_is_read(make_window, deployed, 
     panel.wait_stopped()
     qtbot.wait(100)  # the opening's answer arrives, and is dropped
     assert panel.state == "idle" and panel.poller is None and panel.model is None
+
+
+def _recording_of(sc, path, polls: int, gbps: float = 1.0) -> None:
+    from inaplanner.monitor.recording import LinkInfo, open_recorder
+    from inaplanner.monitor.series import Snapshot
+
+    infos = {}
+    for li, lk in enumerate(sc.links):
+        infos[li, 0] = LinkInfo(lk.a, lk.b, lk.capacity)
+        infos[li, 1] = LinkInfo(lk.b, lk.a, lk.capacity)
+    r = open_recorder(path, {}, infos)
+    for i in range(polls):
+        r.write(Snapshot(float(i), 1.7e9 + i, {k: gbps * (i + 1) for k in infos}))
+    r.close()
+
+
+def test_a_recording_is_read_without_holding_the_window(make_window, leafspine, tmp_path, qtbot,
+                                                         monkeypatch):
+    """A recording is read on a helper thread (about 1.1 s a poll at fat-tree k=64: a recording
+    of its size limit held the window two minutes): the dock says how far it got, Stop cancels
+    it, and a recording that cannot be opened leaves the replay shown before."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from inaplanner.monitor import recording
+
+    sc, _plan = leafspine
+    _recording_of(sc, tmp_path / "a.sqlite", 4)
+    _recording_of(sc, tmp_path / "b.csv", 3, gbps=2.0)
+    w = make_window(sc)
+    panel = w.monitor
+    release = threading.Event()
+    real = recording._Polls._told
+
+    def held(self):  # the reading waits after its first poll until released
+        real(self)
+        if self.read == 1:
+            release.wait(30)
+
+    monkeypatch.setattr(recording._Polls, "_told", held)
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    assert panel.open_recording(str(tmp_path / "a.sqlite")) is True
+    assert panel.state == "opening" and not panel.start_button.isEnabled()
+    qtbot.waitUntil(lambda: "read poll 1 of 4" in panel.health_label.text(), timeout=10000)
+    before = len(ticks)
+    qtbot.waitUntil(lambda: len(ticks) >= before + 5, timeout=10000)  # the window goes on
+    panel.stop()  # cancels the reading
+    assert panel.state == "idle" and panel.recording is None
+    release.set()
+    qtbot.wait(300)
+    assert panel.state == "idle" and panel.recording is None  # what it read is dropped
+
+    monkeypatch.setattr(recording._Polls, "_told", real)
+    assert panel.open_recording(str(tmp_path / "b.csv"))
+    qtbot.waitUntil(lambda: panel.state == "replay", timeout=20000)
+    shown = panel.recording
+    assert len(shown.snapshots) == 3 and panel.slider.maximum() == 2
+    assert panel.current_snapshot().rates[0, 0] == 6.0
+
+    (tmp_path / "bad.csv").write_text("not a recording\n")
+    assert panel.open_recording(str(tmp_path / "bad.csv"))
+    qtbot.waitUntil(lambda: panel.state != "opening", timeout=20000)
+    assert "not an inaplanner monitoring recording" in w.last_error[1]
+    assert panel.state == "replay" and panel.recording is shown  # the replay before comes back
+    assert panel.slider.isEnabled()
+    timer.stop()

@@ -235,3 +235,133 @@ def test_bad_recordings_are_refused_in_one_line(tmp_path, sql, why):
     assert text.startswith(f"{path}: ")
     assert re.search(why, text), text
 
+
+
+# ---- a replay holds arrays, not a dict a poll (fat-tree k=64: 79 MB a poll, 3.1 MB now) ---------
+
+def _reads(rates, keys):
+    """What the table, the series and the alerts read of a poll's rates, for ``keys``."""
+    return ([(k in rates, rates.get(k), rates.get(k, "none")) for k in keys],
+            list(rates), [rates[k] for k in rates], len(rates), dict(rates.items()))
+
+
+@pytest.mark.parametrize("fmt", ["sqlite", "csv", "v1"])
+def test_a_replayed_poll_reads_as_its_dict_from_arrays_shared_between_polls(tmp_path, fmt):
+    from inaplanner.monitor.recording import open_recorder
+    from inaplanner.monitor.series import PollRates
+
+    rng = np.random.default_rng(5)
+    same_links = {k: float(v) for k, v in zip(LINKS, rng.random(len(LINKS)) * 50, strict=True)}
+    snaps = SNAPS + [polled(5.0, same_links), polled(6.0, {k: v + 1 for k, v in same_links.items()})]
+    path = tmp_path / ("run.csv" if fmt == "csv" else "run.sqlite")
+    if fmt == "v1":
+        unknown = LinkInfo("?", "?", 0.0)
+        v1_file(path, [(s.t, s.wall, s.stale,
+                        [(*k, LINKS.get(k, unknown).src, LINKS.get(k, unknown).dst,
+                          LINKS.get(k, unknown).capacity, v) for k, v in sorted(s.rates.items())])
+                       for s in snaps])
+    else:
+        r = open_recorder(path, {}, LINKS)
+        for s in snaps:
+            r.write(s)
+        r.close()
+    got = load_recording(path)
+    probe = [*LINKS, (3, 0), (5, 0), (0, 2), (-1, 0), (10**9, 1), (np.int64(0), np.int8(1)), "x",
+             (0,), (0, 0, 0), (0.5, 0), None]
+    for g, w in zip(got.snapshots, snaps, strict=True):
+        assert isinstance(g.rates, PollRates)  # no dict kept
+        want = dict(sorted(w.rates.items()))
+        assert _reads(g.rates, probe) == _reads(want, probe)
+        li, d, v = g.arrays()
+        assert list(zip(li.tolist(), d.tolist(), strict=True)) == list(want)
+        assert v.tolist() == list(want.values())
+        with pytest.raises(KeyError):
+            g.rates[3, 0]
+    # the last two polls measured the same links: one set of keys for both
+    assert got.snapshots[-1].rates.keys_ is got.snapshots[-2].rates.keys_
+    assert got.snapshots[0].rates.keys_ is not got.snapshots[1].rates.keys_
+
+
+def test_a_tick_whose_rows_are_not_together_still_loads_exactly(tmp_path):
+    """The recorder writes a poll's rows together; a file whose rows of one tick are split (by
+    hand, another tool) is read as before, each poll whole."""
+    path = tmp_path / "split.sqlite"
+    record(path, SNAPS[:3])
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT seq, link, direction, gbps FROM rates ORDER BY rowid").fetchall()
+    db.execute("DELETE FROM rates")
+    first = [r for r in rows if r[0] == 1]
+    rest = [r for r in rows if r[0] != 1]
+    db.executemany("INSERT INTO rates VALUES (?, ?, ?, ?)", first[:2] + rest + first[2:])
+    db.commit()
+    db.close()
+    same(load_recording(path), SNAPS[:3])
+
+
+def test_a_link_twice_in_one_poll_reads_as_before(tmp_path):
+    """A link given twice in one tick (not what the recorder writes): the last value, in the
+    place of the first, as the dict the reading made before."""
+    path = tmp_path / "twice.sqlite"
+    record(path, SNAPS[:3])
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO rates VALUES (3, 0, 1, 7.5)")  # (0, 1) again in poll 3 (t=2.25)
+    db.commit()
+    db.close()
+    got = load_recording(path).snapshots[2]
+    assert list(got.rates.items()) == [((0, 1), 7.5), ((1, 1), 99.99999999999999), ((5, 1), 2.5)]
+    li, d, v = got.arrays()
+    assert (li.tolist(), d.tolist(), v.tolist()) == ([0, 1, 5], [1, 1, 1], [7.5, 99.99999999999999, 2.5])
+
+
+def test_reading_a_recording_reports_each_poll_and_stops_when_cancelled(tmp_path):
+    from inaplanner.errors import Cancelled
+    from inaplanner.progress import Progress
+
+    for name in ("run.sqlite", "run.csv"):
+        from inaplanner.monitor.recording import open_recorder
+
+        path = tmp_path / name
+        r = open_recorder(path, {}, LINKS)
+        for s in SNAPS:
+            r.write(s)
+        r.close()
+        seen = []
+        progress = Progress()
+        progress.subscribe(lambda ev: seen.append((ev.fraction, ev.message)))  # noqa: B023
+        same(load_recording(path, progress), SNAPS)
+        assert seen == [(i / 5, f"read poll {i} of 5") for i in range(1, 6)]
+        stopping = Progress()
+        stopping.subscribe(lambda ev, p=stopping: p.cancel() if ev.message == "read poll 2 of 5" else None)
+        with pytest.raises(Cancelled):
+            load_recording(path, stopping)
+
+
+def test_open_replay_takes_every_poll_and_refuses_another_scenarios_recording(tmp_path):
+    """What the Monitor dock's helper thread makes of a recording (Qt-free): the model with every
+    poll's alerts, as when the polls are added one by one."""
+    from inaplanner.monitor.alerts import AlertRule
+    from inaplanner.monitor.recording import open_recorder
+    from inaplanner.topologies import leaf_spine
+    from inaplanner.views.monitor import MonitorModel, open_replay
+
+    sc = leaf_spine(2, 3, 2)
+    infos = {}
+    for li, lk in enumerate(sc.links):
+        infos[li, 0] = LinkInfo(lk.a, lk.b, lk.capacity)
+        infos[li, 1] = LinkInfo(lk.b, lk.a, lk.capacity)
+    rule = AlertRule(threshold=0.5, deviation=0.3, hold_s=0.0)
+    path = tmp_path / "run.sqlite"
+    r = open_recorder(path, {}, infos)
+    snaps = [Snapshot(float(i), 1.7e9 + i, {k: (0.9 if (i + k[0]) % 3 == 0 else 0.05) * v.capacity
+                                            for k, v in infos.items()}) for i in range(6)]
+    for s in snaps:
+        r.write(s)
+    r.close()
+    opened = open_replay(sc, None, rule, str(path))
+    model = MonitorModel(sc, None, rule, history=6)
+    alerts = [a for s in snaps for a in model.add(s)]
+    assert alerts and [a.text() for a in opened.alerts] == [a.text() for a in alerts]
+    assert len(opened.recording.snapshots) == 6 and len(opened.model.snapshots) == 6
+    with pytest.raises(ValidationError, match=r"run\.sqlite.*the recording's links do not match "
+                                              r"the open scenario"):
+        open_replay(leaf_spine(3, 2, 2), None, rule, str(path))

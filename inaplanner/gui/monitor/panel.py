@@ -38,13 +38,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inaplanner.errors import InaplannerError
+from inaplanner.errors import Cancelled, InaplannerError
 from inaplanner.model import Plan, Scenario
 from inaplanner.monitor.alerts import Alert, AlertRule, ranked
-from inaplanner.monitor.recording import Recording, load_recording
+from inaplanner.monitor.recording import Recording
 from inaplanner.monitor.series import Snapshot
+from inaplanner.progress import Progress, ProgressEvent
 from inaplanner.views.fmt import names, num, pct, signed_pct
-from inaplanner.views.monitor import MonitorModel, open_live, plan_loads
+from inaplanner.views.monitor import MonitorModel, ReplaySession, open_live, open_replay, plan_loads
 from inaplanner.views.overlay import colour_of
 
 TABLE_ROWS = 200  # most loaded directed links shown
@@ -59,6 +60,8 @@ class _Bridge(QObject):
 
     snapshot = Signal(object)
     opened = Signal(object)  # (generation, what start's helper thread made, or the error)
+    replayed = Signal(object)  # (generation, path, what open_recording's thread made, or the error)
+    reading = Signal(object)  # (generation, how far open_recording's thread got)
 
 
 def _pct(x: float | None) -> str:
@@ -103,6 +106,10 @@ class MonitorPanel(QWidget):
         self._bridge = _Bridge(self)
         self._bridge.snapshot.connect(self._on_snapshot, Qt.ConnectionType.QueuedConnection)
         self._bridge.opened.connect(self._on_opened, Qt.ConnectionType.QueuedConnection)
+        self._bridge.replayed.connect(self._on_replayed, Qt.ConnectionType.QueuedConnection)
+        self._bridge.reading.connect(self._on_reading, Qt.ConnectionType.QueuedConnection)
+        self._opening: Progress | None = None  # the recording being read (open_recording)
+        self._back_to_replay = False  # the replay to show again if that reading fails
         self._generation = 0  # of start(): a stop() or a new start() drops an older opening
         self._stoppers: list[threading.Thread] = []
         self._build()
@@ -354,8 +361,14 @@ class MonitorPanel(QWidget):
                                   f"{opened.poller.interval:g} s…")
 
     def stop(self) -> None:
-        """Stop polling (in a helper thread: the UI never waits on a switch) or leave replay."""
+        """Stop polling (in a helper thread: the UI never waits on a switch), leave replay, or
+        cancel a recording being read."""
         self._generation += 1  # an opening still under way is closed when it arrives
+        if self._opening is not None:
+            self._opening.cancel()
+            self._opening = None
+            self._leave_opening()
+            return
         poller, recorder = self.poller, self.recorder
         self.poller = self.recorder = None
         if poller is not None:
@@ -381,28 +394,94 @@ class MonitorPanel(QWidget):
         self.stop()
         self.wait_stopped()
 
-    def open_recording(self, path: str) -> bool:
-        """Replay a recording: the slider walks through its polls."""
-        try:
-            rec = load_recording(path)
-        except InaplannerError as exc:
-            self._show_error("Open recording", str(exc))
-            return False
-        sc = self._scenario()
-        n = len(sc.links)
-        if any(k[0] >= n for k in rec.links) or any(
-                (sc.links[k[0]].a, sc.links[k[0]].b)[k[1]] != info.src for k, info in rec.links.items()):
-            self._show_error("Open recording", f"{path}: the recording's links do not match the "
-                             "open scenario")
-            return False
+    def open_recording(self, path: str, wait: bool = False) -> bool:
+        """Replay a recording: the slider walks through its polls. It is read, checked against
+        the scenario and its alerts computed on a helper thread (:func:`open_replay`; about 1.1 s
+        a poll at fat-tree k=64), the dock showing how far it got; Stop cancels it, and whatever
+        was shown stays until it is done. ``wait``: on this thread (the command line's
+        ``--replay``); returns whether it opened. Otherwise returns True once it started (an
+        error is shown when it ends)."""
+        sc, plan, rule = self._scenario(), self.plan, self.rule()
+        if wait:
+            try:
+                opened = open_replay(sc, plan, rule, path)
+            except InaplannerError as exc:
+                self._show_error("Open recording", str(exc))
+                return False
+            self._take_replay(opened, path)
+            return True
+        if self._opening is not None:
+            self.stop()  # the reading under way (the replay before it comes back)
+        back = self.state == "replay" and self.recording is not None  # shown again if this fails
+        if self.state != "idle":
+            self.stop()  # (a live session stops here)
+        self._generation += 1
+        generation = self._generation
+        self._back_to_replay = back
+        progress = Progress()
+        self._opening = progress
+        emit = self._bridge.replayed.emit
+        name = Path(path).name
+
+        def shown(ev: ProgressEvent) -> None:  # (on the helper thread: queued to the window's)
+            self._bridge.reading.emit((generation, f"reading {name}: {ev.message}…"))
+
+        progress.subscribe(shown)
+
+        def read() -> None:
+            try:
+                emit((generation, path, open_replay(sc, plan, rule, path, progress)))
+            except (InaplannerError, OSError) as exc:
+                emit((generation, path, exc))
+            except Exception as exc:  # noqa: BLE001 - shown, never a dead helper thread
+                emit((generation, path, InaplannerError(f"{type(exc).__name__}: {exc}")))
+
+        self._set_state("opening")
+        self.health_label.setText(f"reading {name}…")
+        t = threading.Thread(target=read, name="inaplanner-monitor-replay", daemon=True)
+        t.start()
+        self._stoppers.append(t)
+        return True
+
+    def _on_reading(self, item: tuple[int, str]) -> None:
+        generation, text = item
+        if generation == self._generation and self.state == "opening":
+            self.health_label.setText(text)
+
+    def _on_replayed(self, item: tuple[int, str, Any]) -> None:
+        generation, path, opened = item
+        if generation != self._generation or self.state != "opening":
+            return  # stopped (cancelled) meanwhile, or another one opened since
+        self._opening = None
+        if isinstance(opened, BaseException):
+            self._leave_opening()
+            if not isinstance(opened, Cancelled):
+                self._show_error("Open recording", str(opened))
+            return
+        self._take_replay(opened, path)
+
+    def _leave_opening(self) -> None:
+        """A recording not opened (an error, or Stop): the replay shown before it comes back."""
+        self._set_state("idle")
+        self.health_label.setText("")
+        if self._back_to_replay and self.recording is not None and self.model is not None:
+            self._set_state("replay")
+            self.health_label.setText(f"replay: {len(self.recording.snapshots)} polls")
+            self._refresh()
+
+    def _take_replay(self, opened: ReplaySession, path: str) -> None:
         if self.state != "idle":
             self.stop()
+        if opened.note:
+            self._status(opened.note)
+        rec = opened.recording
         self.recording = rec
-        self.model = MonitorModel(sc, self._planned(sc), self.rule(), history=max(1, len(rec.snapshots)))
+        self.model = opened.model
         self.alerts_list.clear()
-        for snap in rec.snapshots:
-            for a in self.model.add(snap):
-                self._add_alert(a)
+        for a in opened.alerts:
+            self.alert.emit(a)
+        if opened.alerts:
+            self._status(f"replay of {Path(path).name}: {len(opened.alerts)} alerts")
         self._set_state("replay")
         self.slider.blockSignals(True)
         self.slider.setRange(0, max(0, len(rec.snapshots) - 1))
@@ -410,11 +489,10 @@ class MonitorPanel(QWidget):
         self.slider.blockSignals(False)
         self.health_label.setText(f"replay of {Path(path).name}: {len(rec.snapshots)} polls")
         self._refresh()
-        return True
 
     def _set_state(self, state: str) -> None:
         self.state = state
-        self.start_button.setEnabled(state not in ("live", "starting"))
+        self.start_button.setEnabled(state not in ("live", "starting", "opening"))
         self.stop_button.setEnabled(state != "idle")
         self.slider.setEnabled(state == "replay")
         self.state_changed.emit(state)
