@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -320,22 +321,28 @@ class MonitorPanel(QWidget):
         interval, window, rule = self.interval_spin.value(), self.window_spin.value(), self.rule()
         self._generation += 1
         generation = self._generation
-        emit = self._bridge.opened.emit
+        self._in_background("starting", f"reading {Path(path).name} and mapping its switches…",
+                            "inaplanner-monitor-open", self._bridge.opened.emit, (generation,),
+                            lambda: open_live(sc, plan, path, interval, window, rule, target))
+        return True
 
-        def open_all() -> None:
+    def _in_background(self, state: str, text: str, name: str, emit: Callable[[tuple], None],
+                       tag: tuple, work: Callable[[], Any]) -> None:
+        """Enter ``state`` saying ``text``, and run ``work`` on a helper thread: ``emit`` gets
+        ``(*tag, what it made)`` or ``(*tag, the error)``."""
+        def run() -> None:
             try:
-                emit((generation, open_live(sc, plan, path, interval, window, rule, target)))
+                emit((*tag, work()))
             except (InaplannerError, OSError) as exc:
-                emit((generation, exc))
+                emit((*tag, exc))
             except Exception as exc:  # noqa: BLE001 - shown, never a dead helper thread
-                emit((generation, InaplannerError(f"{type(exc).__name__}: {exc}")))
+                emit((*tag, InaplannerError(f"{type(exc).__name__}: {exc}")))
 
-        self._set_state("starting")
-        self.health_label.setText(f"reading {Path(path).name} and mapping its switches…")
-        t = threading.Thread(target=open_all, name="inaplanner-monitor-open", daemon=True)
+        self._set_state(state)
+        self.health_label.setText(text)
+        t = threading.Thread(target=run, name=name, daemon=True)
         t.start()
         self._stoppers.append(t)
-        return True
 
     def _on_opened(self, item: tuple[int, Any]) -> None:
         generation, opened = item
@@ -420,27 +427,15 @@ class MonitorPanel(QWidget):
         self._back_to_replay = back
         progress = Progress()
         self._opening = progress
-        emit = self._bridge.replayed.emit
         name = Path(path).name
 
         def shown(ev: ProgressEvent) -> None:  # (on the helper thread: queued to the window's)
             self._bridge.reading.emit((generation, f"reading {name}: {ev.message}…"))
 
         progress.subscribe(shown)
-
-        def read() -> None:
-            try:
-                emit((generation, path, open_replay(sc, plan, rule, path, progress)))
-            except (InaplannerError, OSError) as exc:
-                emit((generation, path, exc))
-            except Exception as exc:  # noqa: BLE001 - shown, never a dead helper thread
-                emit((generation, path, InaplannerError(f"{type(exc).__name__}: {exc}")))
-
-        self._set_state("opening")
-        self.health_label.setText(f"reading {name}…")
-        t = threading.Thread(target=read, name="inaplanner-monitor-replay", daemon=True)
-        t.start()
-        self._stoppers.append(t)
+        self._in_background("opening", f"reading {name}…", "inaplanner-monitor-replay",
+                            self._bridge.replayed.emit, (generation, path),
+                            lambda: open_replay(sc, plan, rule, path, progress))
         return True
 
     def _on_reading(self, item: tuple[int, str]) -> None:
