@@ -303,8 +303,8 @@ def load_recording(path: str | os.PathLike[str], progress: Progress | None = Non
 
 class _Polls:
     """Each poll's rates made arrays (:func:`~inaplanner.monitor.series.compact`) as soon as its
-    rows are read, so a replay holds one poll's dict at a time: fat-tree k=64 took 79 MB a poll
-    (950 MB for 12 polls), now 3.1 MB."""
+    rows are read, so a replay holds at most one poll's dict at a time: fat-tree k=64 took 79 MB
+    a poll (a 12-poll recording 998 MB to read), now 3.1 MB (251 MB)."""
 
     def __init__(self, rec: Recording, progress: Progress | None = None, total: int = 0) -> None:
         self.rec = rec
@@ -320,10 +320,10 @@ class _Polls:
 
     def take(self, snap: Snapshot | None, links: list[int], directions: list[int],
              gbps: list[float]) -> None:
-        """``snap``'s rows, read as lists (format version 2): no dict of tuples is made, which
-        took most of the reading and whose tuples set off collections of the whole heap (a
-        0.8 s pause of the window at fat-tree k=64). Rows of a poll read before, or a link twice,
-        go through the dict as before (the last value, in the first place)."""
+        """``snap``'s rows, read as lists (format version 2): no dict of tuples is made (at
+        fat-tree k=64 reading 12 polls took 12.9 s instead of 15.6 s, and the window's pauses
+        while a recording was read, up to 0.79 s, went with it). Rows of a poll read before, or a
+        link twice, go through the dict as before (the last value, in the first place)."""
         if snap is None:
             return
         li = np.array(links, dtype=np.intp)
@@ -554,7 +554,8 @@ def _links(db: sqlite3.Connection, rec: Recording, source: str) -> None:
 def _rates(db: sqlite3.Connection, rec: Recording, by_seq: dict[Any, Snapshot],
            source: str, progress: Progress | None = None) -> None:
     """The measured rates (table ``rates``, format version 2) into the polls ``by_seq``: a link
-    must be in the ``links`` table (:func:`_links`). About 0.5 s a poll at fat-tree k=64."""
+    must be in the ``links`` table (:func:`_links`). About 1 s a poll at fat-tree k=64, 0.47 s of
+    it SQLite handing over the rows."""
     links = rec.links
     seq: Any = None
     li: Any = None

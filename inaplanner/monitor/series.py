@@ -91,9 +91,9 @@ class RateKeys:
 
 class PollRates(Mapping[tuple[int, int], float]):
     """A poll's Gbps by (link index, direction), read from arrays: what a replay keeps of a poll.
-    A dict of fat-tree k=64's 393,216 directed links took 79 MB a poll, so a recording of 12 polls
-    needed 950 MB to replay (and its 1 GB size limit, about 110 polls, 8.7 GB); the Gbps alone take
-    3.1 MB, the keys are shared (:class:`RateKeys`). Iterates in the arrays' order."""
+    A dict of fat-tree k=64's 393,216 directed links took 79 MB a poll, so reading a recording
+    of 12 polls took 998 MB, and one at the 1 GB size limit (100 polls) 7.0 GB; the Gbps alone
+    take 3.1 MB, the keys are shared (:class:`RateKeys`). Iterates in the arrays' order."""
 
     __slots__ = ("keys_", "gbps")
 

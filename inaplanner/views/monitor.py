@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from inaplanner.views.overlay import (
     fmt,
     width_for,
 )
+
+if TYPE_CHECKING:
+    from inaplanner.monitor.recording import Recording
 
 TOL = 1e-9
 
@@ -303,7 +306,7 @@ class ReplaySession:
     """What opening a recording makes (:func:`open_replay`): the recording, the model with every
     poll's alerts, those alerts in order, and a note for the status line."""
 
-    recording: Any
+    recording: Recording
     model: MonitorModel
     alerts: list[Alert]
     note: str = ""
@@ -313,8 +316,8 @@ def open_replay(sc: Scenario, plan: Plan | None, rule: AlertRule, path: str,
                 progress: Progress | None = None) -> ReplaySession:
     """Read a recording, check that its links are ``sc``'s, compute the plan's loads and take
     every poll into a model (its alerts): Qt-free so that it runs on a helper thread. At fat-tree
-    k=64 a poll takes about 1.1 s to read, so a recording of its size limit (about 110 polls)
-    took two minutes on the window's thread. ``progress`` is told each poll and its cancel stops
+    k=64 a poll takes about 1 s to read, so a recording at the size limit (100 polls) would hold
+    the window's thread 100-120 s. ``progress`` is told each poll and its cancel stops
     the work (:class:`~inaplanner.errors.Cancelled`); nothing is changed until it returns."""
     from inaplanner.errors import ValidationError
     from inaplanner.monitor.recording import load_recording
