@@ -605,7 +605,7 @@ class AroPlanner:
         if mode != "never" and small and not closed() and clock.left() > 0.2:
             best, bound, out_of_time = self._exact(sc, graphs, objective, finite, best, bound, bound_valid, False,
                                                    0, gap, clock.sub(EXACT_FIRST_SHARE * clock.left()), cancel,
-                                                   rec)
+                                                   rec, 0.55, "exact joint model, continuous rates")
             timed_out |= out_of_time and clock.left() <= 0
             if bound_valid:  # the main term is at most the objective's bound (the mu term is >= 0)
                 levels.hi = min(levels.hi, bound)
@@ -640,7 +640,7 @@ class AroPlanner:
         if (mode == "always" or (mode == "auto" and not closed() and small)) and clock.left() > 0.2:
             best, bound, out_of_time = self._exact(sc, graphs, objective, finite, best, bound, bound_valid,
                                                    bool(params["qsr"]), int(params["qsr_levels"]), gap, clock,
-                                                   cancel, rec)
+                                                   cancel, rec, 0.7, "exact joint model")
             timed_out |= out_of_time
         best.bound = bound if bound_valid else None
         best.timed_out = timed_out
@@ -727,13 +727,13 @@ class AroPlanner:
     def _exact(
         self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, finite: list[float], best: Outcome,
         bound: float, bound_valid: bool, qsr: bool, qsr_levels: int, gap: float, clock: _Clock,
-        cancel: CancelToken, rec: _Record,
+        cancel: CancelToken, rec: _Record, fraction: float, message: str,
     ) -> tuple[Outcome, float, bool]:
         """The exact joint model (Eqs. 4-10 with (10) linearised exactly; rates quantised when
         ``qsr``, section III-C), started from ``best``, within ``clock``: (the best plan, the bound,
-        whether the time ran out)."""
+        whether the time ran out). The progress shows phase "exact" at ``fraction`` with ``message``."""
         cancel.check()
-        rec.enter("exact", 0.7, "exact joint model")
+        rec.enter("exact", fraction, message)
         em = exact_model(sc, graphs, objective, finite, qsr=qsr, levels=qsr_levels, check=cancel.check)
         start = exact_start(em, best.flows, best.rates, objective)
         slack = em.delta * _level_slack(objective) if em.qsr else 0.0
