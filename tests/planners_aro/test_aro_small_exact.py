@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from inaplanner.evaluate import evaluate
-from inaplanner.planners import get, run_planner
+from inaplanner.planners import CancelToken, get, run_planner
+from inaplanner.progress import Progress
 
 SHAPES = {
     "SJMT2": dict(leaves=4, spines=2, hosts=3, jobs=1, tasks=2, workers=4, capacities=(1.0, 2.0)),
@@ -31,3 +32,18 @@ def test_aro_proves_the_optimum_of_small_multi_task_cases(name, seed, make_leaf_
     assert ev.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
     assert plan.bound is not None and plan.bound >= best * (1 - 1e-6)  # a true bound
     assert plan.planner.status == "optimal", (plan.bound, ev.objective)
+
+
+def test_progress_names_only_the_stages_that_ran(make_leaf_spine):
+    """SJMT2 seed 1 is proven by the brief exact run: the refutation does not run, so the
+    progress must not say it does (it used to print "refuting levels" at 60 % all the same)."""
+    sc = make_leaf_spine(1, **SHAPES["SJMT2"])
+    progress = Progress(CancelToken())
+    seen: list[tuple[str | None, str | None]] = []
+    progress.subscribe(lambda ev: seen.append((ev.phase, ev.message)))
+    plan = run_planner(get("aro"), sc, {"time_limit": 30}, progress=progress)
+    assert plan.planner.status == "optimal"
+    phases = [p for p, _ in seen if p]
+    assert "exact" in phases
+    assert "refute" not in phases, seen
+    assert not any(m and "refuting" in m for _, m in seen), seen

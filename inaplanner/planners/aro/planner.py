@@ -609,8 +609,8 @@ class AroPlanner:
             timed_out |= out_of_time and clock.left() <= 0
             if bound_valid:  # the main term is at most the objective's bound (the mu term is >= 0)
                 levels.hi = min(levels.hi, bound)
-        rec.enter("refute", 0.6, "refuting levels")
         if bound_valid and not maxmin and not closed():
+            rec.enter("refute", 0.6, "refuting levels")
             best, out_of_time = self._refute(sc, graphs, objective, finite, levels, best, gap, clock, cancel, rec)
             timed_out |= out_of_time
             bound = min(bound, levels.hi + extra)
