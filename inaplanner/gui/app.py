@@ -256,14 +256,21 @@ def run(scenario: str | None = None, plan: str | None = None, screenshot_path: s
         if replay:
             if plan:
                 window.monitor.use_current_plan()  # the --plan: alerts are departures from it
-            if not window.monitor.open_recording(replay, wait=True):
-                raise InaplannerError(f"{replay}: the recording could not be opened on this scenario")
-            window.monitor.set_mode(True)
+            # read on a helper thread, the window going on and the dock saying how far it got
             window.monitor.dock.show()
             compare = getattr(getattr(window, "planning", None), "compare_dock", None)
             if compare is not None:
                 compare.hide()  # the monitor dock shares its place: show the alerts instead
             window.raise_after_show = [window.monitor.dock]
+            if window.monitor.open_recording(replay, wait=True):
+                window.monitor.set_mode(True)
+            elif getattr(window, "_shut_down", False):
+                return 0  # the window was closed while it read
+            elif window.monitor.open_outcome == "stopped":
+                window.status(f"reading {os.path.basename(replay)} stopped")  # Stop: the window stays
+            else:
+                why = window.monitor.open_error or "the recording could not be opened on this scenario"
+                raise InaplannerError(why if replay in why or os.path.basename(replay) in why else f"{replay}: {why}")
     except InaplannerError:
         window.autosave.finish()
         window.hide()

@@ -244,3 +244,61 @@ def test_a_recording_is_read_without_holding_the_window(make_window, leafspine, 
     assert panel.state == "replay" and panel.recording is shown  # the replay before comes back
     assert panel.slider.isEnabled()
     timer.stop()
+
+
+def test_the_command_lines_replay_is_read_with_the_window_going_on(make_window, leafspine, tmp_path, qtbot,
+                                                                   monkeypatch):
+    """``inaplanner gui --replay`` waits for its recording (``wait=True``): it used to read it on
+    the window's thread, which held a k=64 window about two minutes. Now the reading runs on a
+    helper thread while the window goes on and the dock counts the polls; Stop ends the wait
+    with nothing opened and no error."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from inaplanner.monitor import recording
+
+    sc, _plan = leafspine
+    _recording_of(sc, tmp_path / "a.csv", 4)
+    w = make_window(sc)
+    panel = w.monitor
+    release = threading.Event()
+    real = recording._Polls._told
+    reader: list[str] = []
+
+    def held(self):  # the reading waits after its first poll until released
+        real(self)
+        reader.append(threading.current_thread().name)
+        if self.read == 1:
+            release.wait(30)
+
+    monkeypatch.setattr(recording._Polls, "_told", held)
+    seen: list[str] = []
+    ticks: list[int] = []
+
+    def tick() -> None:  # runs only while the window's event loop turns
+        ticks.append(1)
+        seen.append(panel.health_label.text())
+        if len(ticks) >= 10 and any("read poll 1 of 4" in t for t in seen):
+            release.set()
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(20)
+    assert panel.open_recording(str(tmp_path / "a.csv"), wait=True) is True
+    timer.stop()
+    assert release.is_set()  # only the timer releases it: the loop turned during the reading
+    assert reader and threading.current_thread().name not in reader
+    assert panel.state == "replay" and panel.open_outcome == "opened"
+    assert len(panel.recording.snapshots) == 4
+
+    # Stop while it waits: nothing opened, no error, the replay shown before comes back
+    release.clear()
+    errors_before = getattr(w, "last_error", None)
+    QTimer.singleShot(200, panel.stop)
+    assert panel.open_recording(str(tmp_path / "a.csv"), wait=True) is False
+    assert panel.open_outcome == "stopped"
+    assert getattr(w, "last_error", None) == errors_before
+    assert panel.state == "replay" and len(panel.recording.snapshots) == 4
+    release.set()
+    panel.wait_stopped()

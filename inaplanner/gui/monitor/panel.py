@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEventLoop, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -112,6 +112,8 @@ class MonitorPanel(QWidget):
         self._opening: Progress | None = None  # the recording being read (open_recording)
         self._back_to_replay = False  # the replay to show again if that reading fails
         self._generation = 0  # of start(): a stop() or a new start() drops an older opening
+        self.open_outcome = ""  # of the last open_recording: reading, opened, failed or stopped
+        self.open_error = ""  # why it failed
         self._stoppers: list[threading.Thread] = []
         self._build()
 
@@ -407,18 +409,39 @@ class MonitorPanel(QWidget):
         """Replay a recording: the slider walks through its polls. It is read, checked against
         the scenario and its alerts computed on a helper thread (:func:`open_replay`; about 1.1 s
         a poll at fat-tree k=64), the dock showing how far it got; Stop cancels it, and whatever
-        was shown stays until it is done. ``wait``: on this thread (the command line's
-        ``--replay``); returns whether it opened. Otherwise returns True once it started (an
-        error is shown when it ends)."""
-        sc, plan, rule = self._scenario(), self.plan, self.rule()
-        if wait:
-            try:
-                opened = open_replay(sc, plan, rule, path)
-            except InaplannerError as exc:
-                self._show_error("Open recording", str(exc))
-                return False
-            self._take_replay(opened, path)
+        was shown stays until it is done. Returns True once it started (an error is shown when
+        it ends). ``wait`` (the command line's ``--replay``): returns once it has ended, the
+        window going on meanwhile (it used to be read on the window's thread: a k=64 recording
+        of 100 polls held the window about two minutes), and whether it opened;
+        :attr:`open_outcome` says ``opened``, ``failed`` (the error shown, and kept in
+        :attr:`open_error`) or ``stopped``."""
+        generation = self._open_in_background(path)
+        if not wait:
             return True
+        loop = QEventLoop()
+
+        def ended(_state: str = "") -> None:
+            if self._opening is None or self._generation != generation:
+                loop.quit()
+
+        self.state_changed.connect(ended)
+        try:
+            ended()
+            if self.open_outcome == "reading":
+                loop.exec()
+        finally:
+            self.state_changed.disconnect(ended)
+        outcome = self.open_outcome
+        if outcome == "reading":  # stopped, or another opening took its place
+            outcome = "stopped"
+            if self._opening is None:
+                self.open_outcome = outcome
+        return outcome == "opened"
+
+    def _open_in_background(self, path: str) -> int:
+        """Start reading ``path`` on a helper thread; the generation that identifies it."""
+        sc, plan, rule = self._scenario(), self.plan, self.rule()
+        self.open_outcome = "reading"
         if self._opening is not None:
             self.stop()  # the reading under way (the replay before it comes back)
         back = self.state == "replay" and self.recording is not None  # shown again if this fails
@@ -438,7 +461,7 @@ class MonitorPanel(QWidget):
         self._in_background("opening", f"reading {name}…", "inaplanner-monitor-replay",
                             self._bridge.replayed.emit, (generation, path),
                             lambda: open_replay(sc, plan, rule, path, progress))
-        return True
+        return generation
 
     def _on_reading(self, item: tuple[int, str]) -> None:
         generation, text = item
@@ -451,10 +474,13 @@ class MonitorPanel(QWidget):
             return  # stopped (cancelled) meanwhile, or another one opened since
         self._opening = None
         if isinstance(opened, BaseException):
+            self.open_outcome = "stopped" if isinstance(opened, Cancelled) else "failed"
+            self.open_error = "" if isinstance(opened, Cancelled) else str(opened)
             self._leave_opening()
             if not isinstance(opened, Cancelled):
                 self._show_error("Open recording", str(opened))
             return
+        self.open_outcome = "opened"
         self._take_replay(opened, path)
 
     def _leave_opening(self) -> None:
