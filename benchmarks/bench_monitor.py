@@ -22,7 +22,8 @@
    the builder's fat-tree measured, synthetic rates) opened as a replay: ``load_recording`` in a
    fresh process (seconds and its peak RSS growth), then the Monitor dock of the main window
    (offscreen) opening it: the seconds until it replays and the longest pause of the window's
-   event loop meanwhile (a 5 ms timer).
+   event loop meanwhile (a 5 ms timer); then the same with ``wait=True``, as ``inaplanner gui
+   --replay`` opens it.
 
 Run: ``.venv/bin/python benchmarks/bench_monitor.py [--k 8] [--polls 10] [--memory 180]
 [--record 64] [--replay 64]``.
@@ -323,7 +324,9 @@ def bench_replay(k: int, polls: int, tmp: Path) -> None:
     print(f"replay k={k} ({li.size:,} directed links, {n} polls, {size:.0f} MB): load_recording "
           f"{took:.1f} s, peak RSS +{grown:.0f} MB")
 
-    from PySide6.QtCore import QEventLoop, Qt, QTimer
+    import gc
+
+    from PySide6.QtCore import QEvent, QEventLoop, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from inaplanner.gui.main_window import MainWindow
@@ -369,6 +372,30 @@ def bench_replay(k: int, polls: int, tmp: Path) -> None:
           f"{took:.1f} s ({w.monitor.state}); longest pause of its event loop "
           f"{max(gaps, default=float('nan')) * 1000:.0f} ms ({len(ticks)} ticks); taking the "
           f"replay into the dock {sum(took_over) * 1000:.0f} ms of it")
+    w.monitor.shutdown()
+    w.autosave.finish()
+    w.close()
+    # the command line's `gui --replay`: open_recording(wait=True) in a new window, returning
+    # once it has ended. The first window is deleted before (freeing its replay inside the wait
+    # paused the new window's loop 0.9-1.0 s, which the command line never meets)
+    w.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    del w
+    gc.collect()
+    w = MainWindow(ScenarioDocument(sc), theme_mode="light")
+    w.headless_errors = True
+    w.show()
+    app.processEvents()
+    ticks.clear()
+    timer.start()
+    t = time.perf_counter()
+    opened = w.monitor.open_recording(str(path), wait=True)
+    took = time.perf_counter() - t
+    timer.stop()
+    gaps = [b - a for a, b in zip([t, *ticks], [*ticks, t + took], strict=False)]
+    print(f"  `gui --replay` (wait=True): {'opened' if opened else 'not opened'} after {took:.1f} s; "
+          f"longest pause of the window's event loop meanwhile {max(gaps) * 1000:.0f} ms "
+          f"({len(ticks)} ticks)")
     w.monitor.shutdown()
     w.autosave.finish()
     w.close()
