@@ -302,3 +302,23 @@ def test_the_command_lines_replay_is_read_with_the_window_going_on(make_window, 
     assert panel.state == "replay" and len(panel.recording.snapshots) == 4
     release.set()
     panel.wait_stopped()
+
+
+def test_gui_replay_of_a_bad_recording_says_its_cause_in_one_line(tmp_path):
+    """``inaplanner gui --replay`` of a file that is no recording: exit 2, one line naming the
+    file and the cause (it said only "could not be opened on this scenario"), no screenshot."""
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("not a recording\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", INAPLANNER_RECOVERY_DIR=str(tmp_path / "rec"))
+    run = subprocess.run([sys.executable, "-m", "inaplanner", "gui", "sample", "--replay", str(bad),
+                          "--screenshot", str(tmp_path / "o.png")],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("inaplanner: error: "), run.stderr
+    assert "bad.csv" in lines[0] and "not an inaplanner monitoring recording" in lines[0]
+    assert not (tmp_path / "o.png").exists()

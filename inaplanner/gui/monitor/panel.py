@@ -441,7 +441,7 @@ class MonitorPanel(QWidget):
     def _open_in_background(self, path: str) -> int:
         """Start reading ``path`` on a helper thread; the generation that identifies it."""
         sc, plan, rule = self._scenario(), self.plan, self.rule()
-        self.open_outcome = "reading"
+        self.open_outcome, self.open_error = "reading", ""
         if self._opening is not None:
             self.stop()  # the reading under way (the replay before it comes back)
         back = self.state == "replay" and self.recording is not None  # shown again if this fails
