@@ -8,13 +8,29 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+#: With the automatic collector off, the whole heap is collected after every this many tests.
+FULL_COLLECT_EVERY = 25
+_since_full = [0]
+
+
 @pytest.fixture(autouse=True)
 def _collect_on_the_main_thread():
     """The GUI turns Python's automatic collector off and collects from its UI-thread timer
-    (``inaplanner.gui.gcguard``); between tests no event loop runs, so collect here instead."""
+    (``inaplanner.gui.gcguard``); between tests no event loop runs, so collect here instead.
+
+    After every test, the young generations: with the collector off, everything the test made
+    and did not free is there, so its garbage cycles go now, in milliseconds. The whole heap
+    only every ``FULL_COLLECT_EVERY`` tests: once the suite's heap has grown, a full collection
+    takes about 0.35 s, and after each of the 1,162 tests run with the collector off it took
+    408 of the suite's 960 s."""
     yield
     if not gc.isenabled():
-        gc.collect()
+        _since_full[0] += 1
+        if _since_full[0] >= FULL_COLLECT_EVERY:
+            _since_full[0] = 0
+            gc.collect()
+        else:
+            gc.collect(1)
 
 
 @pytest.fixture
