@@ -8,25 +8,28 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
-#: With the automatic collector off, the whole heap is collected after every this many tests.
+#: With the automatic collector off, the whole heap is collected after every this many tests
+#: that used no Qt.
 FULL_COLLECT_EVERY = 25
 _since_full = [0]
 
 
 @pytest.fixture(autouse=True)
-def _collect_on_the_main_thread():
+def _collect_on_the_main_thread(request):
     """The GUI turns Python's automatic collector off and collects from its UI-thread timer
     (``inaplanner.gui.gcguard``); between tests no event loop runs, so collect here instead.
 
-    After every test, the young generations: with the collector off, everything the test made
-    and did not free is there, so its garbage cycles go now, in milliseconds. The whole heap
-    only every ``FULL_COLLECT_EVERY`` tests: once the suite's heap has grown, a full collection
-    takes about 0.35 s, and after each of the 1,162 tests run with the collector off it took
-    408 of the suite's 960 s."""
+    After a test that used Qt (``qtbot``), the whole heap: its windows must be gone before the
+    next test's event loop runs, or that loop would spend its first turn deleting them. After
+    any other test, the young generations: with the collector off, everything the test made and
+    did not free is there, so its garbage cycles go now, in milliseconds; the whole heap every
+    ``FULL_COLLECT_EVERY`` such tests. Once the suite's heap has grown, a full collection takes
+    about 0.35 s; after every one of the 1,162 tests run with the collector off it took 408 of
+    the suite's 960 s."""
     yield
     if not gc.isenabled():
         _since_full[0] += 1
-        if _since_full[0] >= FULL_COLLECT_EVERY:
+        if "qtbot" in request.fixturenames or _since_full[0] >= FULL_COLLECT_EVERY:
             _since_full[0] = 0
             gc.collect()
         else:
