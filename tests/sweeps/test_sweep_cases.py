@@ -106,8 +106,8 @@ def _labelled_graph(sc):
     for lk in sc.links:
         pa = sc.pipeline_of_port(lk.a, lk.a_port) if sc.is_switch(lk.a) and lk.a_port else -1
         pb = sc.pipeline_of_port(lk.b, lk.b_port) if sc.is_switch(lk.b) and lk.b_port else -1
-        g.add_edge(lk.a, lk.b, capacity=lk.capacity, ends={lk.a: pa, lk.b: pb},
-                   key=f"{lk.capacity}|{sorted((pa, pb))}")
+        # a link's label: its capacity and the pipelines of its two ends, unordered
+        g.add_edge(lk.a, lk.b, label=f"{lk.capacity!r}|{sorted((pa, pb))}")
     return g
 
 
@@ -119,15 +119,13 @@ def _automorphism_maps(g, pins1: dict[str, str], pins2: dict[str, str]) -> bool:
     for node, pin in pins2.items():
         g2.nodes[node]["label"] = pin
 
-    def edge_match(e1, e2):
-        return e1["capacity"] == e2["capacity"] and sorted(e1["ends"].values()) == sorted(e2["ends"].values())
-
     # a cheap refusal first: graphs whose Weisfeiler-Lehman hashes differ are not isomorphic (the
     # search below takes seconds to exhaust every mapping; equal hashes prove nothing)
-    if nx.weisfeiler_lehman_graph_hash(g1, node_attr="label", edge_attr="key") != \
-            nx.weisfeiler_lehman_graph_hash(g2, node_attr="label", edge_attr="key"):
+    if nx.weisfeiler_lehman_graph_hash(g1, node_attr="label", edge_attr="label") != \
+            nx.weisfeiler_lehman_graph_hash(g2, node_attr="label", edge_attr="label"):
         return False
-    gm = GraphMatcher(g1, g2, node_match=lambda a, b: a["label"] == b["label"], edge_match=edge_match)
+    same = lambda a, b: a["label"] == b["label"]  # noqa: E731 - nodes and links alike
+    gm = GraphMatcher(g1, g2, node_match=same, edge_match=same)
     return gm.is_isomorphic()
 
 
