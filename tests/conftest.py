@@ -1,11 +1,20 @@
-"""Suite-wide settings: Qt renders offscreen unless a test starts its own X server."""
+"""Suite-wide settings: Qt renders offscreen unless a test starts its own X server, and the
+window's settings and recovery files go to one directory of the run's own, removed when the run
+ends (the user's own are never touched, and no run leaves one behind in the temp folder)."""
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_STATE = tempfile.mkdtemp(prefix="inaplanner-tests-")
+atexit.register(shutil.rmtree, _STATE, True)
+os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(_STATE, "config"))
+os.environ.setdefault("XDG_STATE_HOME", os.path.join(_STATE, "state"))
 
 
 #: With the automatic collector off, the whole heap is collected after every this many tests

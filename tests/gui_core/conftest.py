@@ -5,26 +5,19 @@ screenshot test."""
 from __future__ import annotations
 
 import os
-import tempfile
+import select
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_STATE = tempfile.mkdtemp(prefix="inaplanner-gui-core-")
-os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(_STATE, "config"))
-os.environ.setdefault("XDG_STATE_HOME", os.path.join(_STATE, "state"))
+import pytest
 
-import select  # noqa: E402
-import shutil  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from inaplanner.io.native import scenario_sha256, scenario_to_dict  # noqa: E402
-from inaplanner.model import Plan, PlannerInfo, Route, Scenario, TaskPlan  # noqa: E402
-from inaplanner.topologies import leaf_spine  # noqa: E402
+from inaplanner.io.native import scenario_sha256, scenario_to_dict
+from inaplanner.model import Plan, PlannerInfo, Route, Scenario, TaskPlan
+from inaplanner.topologies import leaf_spine
 
 
 @pytest.fixture

@@ -4,27 +4,19 @@ leaf-spine with two jobs, hand-made plans, the dialog on an emulated testbed it 
 
 from __future__ import annotations
 
-import os
-import tempfile
+import gc
+import time
+from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_STATE = tempfile.mkdtemp(prefix="inaplanner-gui-deploy-")
-os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(_STATE, "config"))
-os.environ.setdefault("XDG_STATE_HOME", os.path.join(_STATE, "state"))
+import networkx as nx
+import pytest
 
-import gc  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import networkx as nx  # noqa: E402
-import pytest  # noqa: E402
-
-from inaplanner.deploy.deployer import entities_text  # noqa: E402
-from inaplanner.deploy.p4rt import P4RTSession  # noqa: E402
-from inaplanner.io.native import scenario_sha256, scenario_to_dict  # noqa: E402
-from inaplanner.model import Job, Plan, PlannerInfo, Route, Scenario, TaskPlan  # noqa: E402
-from inaplanner.topologies import leaf_spine, mark_programmable  # noqa: E402
+from inaplanner.deploy.deployer import entities_text
+from inaplanner.deploy.p4rt import P4RTSession
+from inaplanner.io.native import scenario_sha256, scenario_to_dict
+from inaplanner.model import Job, Plan, PlannerInfo, Route, Scenario, TaskPlan
+from inaplanner.topologies import leaf_spine, mark_programmable
 
 
 def make_scenario() -> Scenario:

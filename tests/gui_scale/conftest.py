@@ -3,21 +3,13 @@ a fat-tree k=8 with jobs, and a real planner's plan on it."""
 
 from __future__ import annotations
 
-import os
-import tempfile
+import gc
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_STATE = tempfile.mkdtemp(prefix="inaplanner-gui-scale-")
-os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(_STATE, "config"))
-os.environ.setdefault("XDG_STATE_HOME", os.path.join(_STATE, "state"))
+import pytest
 
-import gc  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from inaplanner.model import Plan, Scenario  # noqa: E402
-from inaplanner.topologies import fat_tree, mark_programmable, place_jobs  # noqa: E402
+from inaplanner.model import Plan, Scenario
+from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
 
 
 @pytest.fixture(autouse=True)

@@ -3,17 +3,9 @@ dialogs) with isolated settings and recovery directories, as in the GUI core tes
 
 from __future__ import annotations
 
-import os
-import tempfile
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_STATE = tempfile.mkdtemp(prefix="inaplanner-truth-")
-os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(_STATE, "config"))
-os.environ.setdefault("XDG_STATE_HOME", os.path.join(_STATE, "state"))
-
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture
