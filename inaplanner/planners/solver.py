@@ -45,6 +45,9 @@ class SolveResult:
     bound: float | None
     seconds: float
     solver: str
+    #: a limit stopped an LP before any feasible point, and its variables hold the interior-point
+    #: method's last iterate (``solve(..., iterate=True)`` only)
+    iterate: bool = False
 
 
 def solver_name() -> str:
@@ -159,12 +162,18 @@ def solve(
     options: dict[str, object] | None = None,
     progress: Progress | None = None,
     reports: Reports = "both",
+    iterate: bool = False,
 ) -> SolveResult:
     """Solve ``prob`` in place (variable values set) and report status, objective and bound.
     ``options`` are HiGHS options (e.g. ``{"solver": "ipm"}``); CBC ignores them. HiGHS' log never
     reaches stdout: it goes to ``on_log`` or, at DEBUG level, to the ``inaplanner.solver`` logger.
     A MIP's incumbent and bound go to ``progress`` (default: the current one) as they improve,
-    as ``reports`` says (see :func:`mip_reporter`)."""
+    as ``reports`` says (see :func:`mip_reporter`). ``iterate``: an LP that its time or iteration
+    limit stops before it has a feasible point returns ``timeout`` with ``iterate`` set and the
+    interior-point method's last iterate in its variables, when it made one iteration or more
+    (an iteration limit would otherwise raise, and a time limit leave values no caller should
+    read). Such a point satisfies no constraint exactly and proves nothing: it only guides a
+    rounding."""
     start = time.perf_counter()
     if progress is None:
         progress = current_progress()
@@ -230,6 +239,11 @@ def solve(
             # PuLP hands HiGHS -objective when maximising, so the bound comes back negated
             bound = -float(raw) if prob.sense == pulp.LpMaximize else float(raw)
     verdict = highs_status(status, has_sol)
+    if iterate and not has_sol and not is_mip and status in (hs.kTimeLimit, hs.kIterationLimit) \
+            and info.ipm_iteration_count > 0 and len(model.getSolution().col_value) == model.getNumCol():
+        # HiGHS leaves the iterate in the solution without marking it valid (value_valid is
+        # false: it is not a solution); PuLP has copied it into the variables
+        return SolveResult("timeout", None, None, seconds, solver_name(), iterate=True)
     if verdict == "optimal":
         return SolveResult("optimal", objective, objective if bound is None else bound, seconds, solver_name())
     if verdict == "infeasible":

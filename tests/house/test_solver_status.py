@@ -9,7 +9,7 @@ import highspy
 import pulp
 import pytest
 
-from inaplanner.errors import Cancelled
+from inaplanner.errors import Cancelled, PlanError
 from inaplanner.planners.aro.milp import IPM_WATCH_MIN_NNZ, Milp
 from inaplanner.planners.solver import CancelToken, highs_status, new_variable, solve
 
@@ -151,3 +151,35 @@ def test_the_solver_gets_what_is_left_after_the_handover():
     tiny._made -= 3.0
     prob.solve(tiny)
     assert prob.solverModel.getOptionValue("time_limit")[1] == 1e-9  # never more than was given
+
+
+def _dense_transport(n: int = 30, seed: int = 2) -> pulp.LpProblem:
+    """A dense transport LP with exact demands: interior point needs a dozen iterations or more,
+    and its early iterates meet no demand exactly (not feasible points)."""
+    rng = random.Random(seed)
+    prob = pulp.LpProblem("transport", pulp.LpMinimize)
+    x = {(i, j): new_variable(prob, f"x_{i}_{j}", 0) for i in range(n) for j in range(n)}
+    prob += pulp.lpSum(rng.uniform(1, 10) * v for v in x.values())
+    for i in range(n):
+        prob += pulp.lpSum(x[i, j] for j in range(n)) <= rng.uniform(10, 20)
+    for j in range(n):
+        prob += pulp.lpSum(x[i, j] for i in range(n)) == rng.uniform(1, 9)
+    return prob
+
+
+def test_an_lp_stopped_mid_interior_point_gives_its_iterate_only_when_asked():
+    """``iterate=True``: an LP its limit stops after some interior-point iterations returns
+    ``timeout`` with the iterate in its variables, no objective and no bound. Without it, the
+    same stop raises as before; with no iteration made there is no iterate to give."""
+    stop = {"solver": "ipm", "ipm_iteration_limit": 1}
+    prob = _dense_transport()
+    res = solve(prob, options=stop, iterate=True)
+    assert (res.status, res.iterate, res.objective, res.bound) == ("timeout", True, None, None)
+    values = [v.value() for v in prob.variables()]
+    assert all(v is not None for v in values) and any(abs(v) > 1e-6 for v in values)
+    with pytest.raises(PlanError, match="without a solution"):
+        solve(_dense_transport(), options=stop)
+    with pytest.raises(PlanError, match="without a solution"):
+        solve(_dense_transport(), options={"solver": "ipm", "ipm_iteration_limit": 0}, iterate=True)
+    full = solve(_dense_transport(), options={"solver": "ipm"}, iterate=True)
+    assert full.status == "optimal" and not full.iterate
