@@ -98,6 +98,13 @@ class PlanResult:
     def gap(self) -> float | None:
         return relative_gap(self.objective, self.bound)
 
+    @property
+    def stopped(self) -> str | None:
+        """Why a limit left the planner at this plan (or without a bound), in its own words; None
+        when nothing stopped it. ``inaplanner plan`` prints the same line."""
+        reason = self.plan.planner.params.get("stopped")
+        return str(reason) if reason else None
+
 
 def relative_gap(objective: float, bound: float | None) -> float | None:
     """(bound - objective) / |bound|: how far the plan may be from the best possible; None when the

@@ -4,6 +4,7 @@ selected result, runs queue and go side by side, cancel stops a long HiGHS solve
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from inaplanner.gui.planning.workers import CANCELLED, FINISHED, QUEUED, RUNNING
 from inaplanner.model import Job
@@ -209,3 +210,35 @@ def test_a_request_goes_to_the_child_in_parts_and_comes_back_whole():
     writer.send(("run", request, {}))
     assert receive_request(reader).scenario_doc == doc
     assert not reader.poll(0.1)
+
+
+def test_a_result_says_why_its_limit_stopped_the_planner(qtbot):
+    """A run its limit cut short carries the planner's reason, and the results list shows it in
+    the row's tooltip; a run that ended by itself has none."""
+    from inaplanner.gui.planning.results import ResultsModel
+    from inaplanner.io.native import scenario_to_dict
+    from inaplanner.progress import CancelToken
+    from inaplanner.topologies import fat_tree, mark_programmable, place_jobs
+    from inaplanner.views.runs import RunRequest, execute
+
+    sc = fat_tree(8)
+    mark_programmable(sc, 0.2, pipelines=4, seed=1)
+    place_jobs(sc, 2, 2, 50, seed=1)
+    doc = scenario_to_dict(sc)
+
+    def quiet(kind, payload):
+        return None
+
+    cut = execute(RunRequest("inart", {"seed": 0, "time_limit": 0.1}, doc), quiet, CancelToken())
+    whole = execute(RunRequest("inart", {"seed": 0}, doc), quiet, CancelToken())  # about 1.3 s
+    assert cut.status == "timeout" and cut.stopped and "time limit" in cut.stopped
+    assert whole.stopped is None
+    model = ResultsModel()
+    model.add(cut)
+    model.add(whole)
+
+    def tip(row):
+        return model.data(model.index(row, 0), Qt.ItemDataRole.ToolTipRole)
+
+    assert f"stopped: {cut.stopped}" in tip(0).splitlines()
+    assert not any(line.startswith("stopped:") for line in tip(1).splitlines())

@@ -81,6 +81,8 @@ class ResultsModel(QAbstractTableModel):
             ev = r.evaluation
             lines = [f"{r.title}: objective {num(ev.objective)} ({ev.objective_kind})",
                      f"params: {r.params}", f"solver: {r.plan.planner.solver or '-'}"]
+            if r.stopped:
+                lines.append(f"stopped: {r.stopped}")
             lines += ev.errors[:5] + [str(v) for v in ev.violations[:5]]
             return "\n".join(lines)
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in (0, 3, 4, 5, 7):
