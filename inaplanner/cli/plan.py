@@ -131,8 +131,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(f"planner {planner.name}: objective ({ev.objective_kind}) {num(ev.objective)}, "
           f"status {plan.planner.status}, {fixed(plan.planner.seconds, 2)} s, "
           f"bound {num(plan.bound)}")
-    if plan.planner.params.get("stopped"):  # why a limit left it at this plan (or without a bound)
-        print(f"  stopped: {plan.planner.params['stopped']}")
+    if plan.planner.stopped:
+        print(f"  stopped: {plan.planner.stopped}")
     for job, thr in ev.job_throughput.items():
         print(f"  job {job}: throughput {num(thr)} Gbps")
     if not ev.feasible:

@@ -42,6 +42,13 @@ class PlannerInfo:
     seconds: float = 0.0
     status: str = "heuristic"
 
+    @property
+    def stopped(self) -> str | None:
+        """Why a limit left the planner at this plan (or without a bound), in the planner's own
+        words (``params["stopped"]``); None when nothing stopped it."""
+        reason = self.params.get("stopped")
+        return str(reason) if reason else None
+
 
 @dataclass
 class Plan:

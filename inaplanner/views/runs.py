@@ -100,10 +100,8 @@ class PlanResult:
 
     @property
     def stopped(self) -> str | None:
-        """Why a limit left the planner at this plan (or without a bound), in its own words; None
-        when nothing stopped it. ``inaplanner plan`` prints the same line."""
-        reason = self.plan.planner.params.get("stopped")
-        return str(reason) if reason else None
+        """Why a limit stopped the planner (:attr:`inaplanner.model.PlannerInfo.stopped`); None when nothing did."""
+        return self.plan.planner.stopped
 
 
 def relative_gap(objective: float, bound: float | None) -> float | None:
