@@ -67,6 +67,9 @@ class TaskGraph:
     ub: list[int] = field(default_factory=list)  # upper bound of each y
     fan_in: dict[str, int] = field(default_factory=dict)  # aggregator -> max_fan_in (rule 5)
     nodes: list[UNode] = field(default_factory=list)  # topological order
+    #: what the checks learnt about this task, kept for the later checks of the run: pipelines no
+    #: plan can use at given rates (module ``probing``), rate vectors left undecided (the planner)
+    memo: dict[tuple, tuple] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ps(self) -> str:

@@ -84,6 +84,7 @@ from inaplanner.planners.aro.formulation import (
     MU,
     Flows,
     Objective,
+    TaskBlock,
     block_flows,
     exact_model,
     exact_start,
@@ -94,8 +95,9 @@ from inaplanner.planners.aro.formulation import (
 )
 from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
 from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, route_one
-from inaplanner.planners.aro.milp import Milp
+from inaplanner.planners.aro.milp import Milp, MilpResult
 from inaplanner.planners.aro.negotiate import Solve, negotiate, usage
+from inaplanner.planners.aro.probing import probe_check
 from inaplanner.planners.aro.rates import (
     _objective_lp,
     best_rates,
@@ -1059,13 +1061,30 @@ class AroPlanner:
             return "feasible", quick
         cancel.check()
         # the LP relaxation settles most infeasible checks; on large models it costs seconds, so
-        # there the task-after-task heuristic goes first, and the model is built only if it fails
-        lp_first = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS
-        if lp_first:
-            m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
+        # there the task-after-task heuristic goes first, and the model is built only if it fails.
+        # A check left undecided before leads with the relaxation and the probes: its plan side
+        # has had its try (leaf-spine lambda = 3 seed 2, every task at 50: the task-after-task
+        # step took 14 of the check's 24 s twice, and the probes that refute it never ran)
+        undecided_key = ("undecided", tuple(id(g) for g in graphs), tuple(float(r) for r in rates))
+        again = undecided_key in graphs[0].memo
+        refute_first = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS or again
+        # a task alone is probed only when its check was left undecided before: most of its
+        # checks are plans (every task alone at 50 Gbps on leaf-spine lambda = 4 with the 32-flow
+        # fan-in), and probes there cost 0.5-2.3 s each, a third of the check
+        probe = len(graphs) > 1 or again
         # one check may not take the whole budget: an undecided level leaves lower ones to try
         budget = clock.sub(max(CHECK_MIN_SECONDS, share * clock.left()))
-        if lp_first and _relaxation_infeasible(m, budget, cancel):
+        model: tuple[Milp, list[TaskBlock]] | None = None
+
+        def refuted() -> bool:
+            """The model, its relaxation, then the probes (:meth:`_refuted_by_probes`)."""
+            nonlocal model
+            model = feasibility_model(sc, graphs, rates, check=cancel.check)
+            lp = _relaxation(model[0], budget, cancel)
+            return lp.status == "infeasible" or (
+                probe and self._refuted_by_probes(sc, graphs, rates, *model, lp, budget, cancel))
+
+        if refute_first and refuted():
             return "infeasible", None
         if joint_greedy and not heuristics:
             # checks expected to fail: the greedy only once the relaxation has not refuted the
@@ -1077,14 +1096,37 @@ class AroPlanner:
             seq = self._one_by_one(sc, graphs, rates, budget, cancel, hints or {})
             if seq is not None and self._holds(sc, graphs, seq, rates):
                 return "feasible", seq
-        if not lp_first:
-            m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
-            if _relaxation_infeasible(m, budget, cancel):
-                return "infeasible", None
+        if model is None and refuted():
+            return "infeasible", None
+        assert model is not None
+        m, blocks = model
         status, values = _decide(m, budget, cancel, lp_first=False)
         if values is None:
+            if status != "infeasible":
+                graphs[0].memo[undecided_key] = ()
             return status, None
         return "feasible", [block_flows(b, values) for b in blocks]
+
+    def _refuted_by_probes(
+        self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], m: Milp, blocks: list[TaskBlock],
+        lp: MilpResult, clock: _Clock, cancel: CancelToken,
+    ) -> bool:
+        """Whether probing the pipelines next to each PS (:mod:`probing`) refutes a check whose
+        relaxation ``lp`` of ``m`` is feasible: what earlier checks at these rates or lower ones
+        learnt, then solo probes, then joint ones, within ``PROBE_SHARE`` of the check's time.
+        The pipelines found impossible stay fixed off in ``m`` for the MILP that follows, and are
+        remembered for later checks. Nothing is probed when every such pipeline is on in the
+        relaxation already (fat-trees, whose PS switch has a single pipeline)."""
+        if lp.values is None:
+            return False
+        probes = clock.sub(PROBE_SHARE * clock.left())
+
+        def relax(model: Milp) -> MilpResult:
+            # small models (a task alone) by simplex: three times faster there than interior point
+            return model.solve(presolve=False, relax=True, ipm=model.n_cols > PROBE_SIMPLEX_MAX_COLS,
+                               **_milp_kw(probes, cancel))
+
+        return probe_check(sc, graphs, rates, m, blocks, lp.values, relax, probes.left, cancel.check)
 
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
@@ -1207,6 +1249,12 @@ NEGOTIATE_MIN_COLS = 4000
 NEGOTIATE_SHARE = 0.8
 #: A feasibility MILP gets at most this share of the remaining time (and at least this many s).
 CHECK_SHARE = 0.5
+#: Probing the pipelines next to each PS (:meth:`AroPlanner._refuted_by_probes`) gets at most this
+#: share of a check's time, before its MILP.
+PROBE_SHARE = 0.8
+#: ... a probe's relaxation by simplex up to this many columns (a task alone at lambda = 3: 0.1 s
+#: against 0.35 s), by interior point above (the joint model there: 2.5 s against 5.3 s).
+PROBE_SIMPLEX_MAX_COLS = 10_000
 #: Feasibility models up to this many columns get their LP relaxation solved first.
 LP_FIRST_MAX_COLS = 10000
 CHECK_MIN_SECONDS = 3.0
@@ -1512,12 +1560,16 @@ def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, f
     return True
 
 
+def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken) -> MilpResult:
+    """The LP relaxation of ``m``. Interior point: on these models it proves infeasibility in a
+    fraction of the simplex time. Presolve off: HiGHS' presolve cannot be interrupted (cancel
+    must act within a second)."""
+    return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
+
+
 def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken) -> bool:
-    """True when the LP relaxation is infeasible (then so is the MILP). Interior point: on these
-    models it proves infeasibility in a fraction of the simplex time. Presolve off: HiGHS'
-    presolve cannot be interrupted (cancel must act within a second)."""
-    lp = m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
-    return lp.status == "infeasible"
+    """True when the LP relaxation is infeasible (then so is the MILP)."""
+    return _relaxation(m, clock, cancel).status == "infeasible"
 
 
 def _solver(clock: _Clock, cancel: CancelToken) -> Solve:

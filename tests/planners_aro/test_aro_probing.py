@@ -1,0 +1,212 @@
+"""Probing the pipelines next to each PS (issue 13): a pipeline forced on whose relaxation is
+infeasible is fixed off. Every fixing is sound (the MILP with that pipeline forced on has no
+solution), a refutation is one (the MILP agrees), fixings carry only to higher rates, and the
+planner's checks use them: on a leaf-spine whose PS leaf splits the spines over two pipelines,
+the relaxation is feasible at a rate no plan reaches, and probing refutes it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from inaplanner.model import Job
+from inaplanner.planners import CancelToken, get, run_planner
+from inaplanner.planners.aro.formulation import feasibility_model
+from inaplanner.planners.aro.graph import task_graphs
+from inaplanner.planners.aro.planner import _Clock, rate_candidates
+from inaplanner.planners.aro.probing import (
+    fix_off,
+    known_off,
+    probe_pipelines,
+    ps_side_inps,
+    remember_joint,
+    solo_fixings,
+)
+from inaplanner.topologies import leaf_spine
+
+#: Three cases on a 4 x 4 leaf-spine (hosts H1-H4 under L1, H5-H8 under L2 ...): link capacities
+#: (Gbps; each link once: (a, b, capacity)), the switches that aggregate besides the PS leaf (with
+#: their pipelines), the workers, the PSs (one job).
+CASES = {
+    "one task": ([
+        ("H1", "L1", 2), ("H2", "L1", 2), ("H3", "L1", 3), ("H4", "L1", 2),
+        ("L1", "S1", 2), ("L1", "S2", 1), ("L1", "S3", 2), ("L1", "S4", 3),
+        ("H5", "L2", 2), ("H6", "L2", 3), ("H7", "L2", 1), ("H8", "L2", 1),
+        ("L2", "S1", 2), ("L2", "S2", 2), ("L2", "S3", 2), ("L2", "S4", 1),
+        ("H9", "L3", 2), ("H10", "L3", 1), ("H11", "L3", 1), ("H12", "L3", 3),
+        ("L3", "S1", 1), ("L3", "S2", 3), ("L3", "S3", 1), ("L3", "S4", 2),
+        ("H13", "L4", 2), ("H14", "L4", 3), ("H15", "L4", 2), ("H16", "L4", 2),
+        ("L4", "S1", 3), ("L4", "S2", 2), ("L4", "S3", 2), ("L4", "S4", 2),
+    ], {"S1": 2, "S3": 1}, ["H16", "H8", "H2", "H6", "H12", "H5", "H11", "H3", "H7", "H4"], ["H1"]),
+    "two tasks": ([
+        ("H1", "L1", 2), ("H2", "L1", 2), ("H3", "L1", 2), ("H4", "L1", 2),
+        ("L1", "S1", 3), ("L1", "S2", 2), ("L1", "S3", 3), ("L1", "S4", 1),
+        ("H5", "L2", 2), ("H6", "L2", 2), ("H7", "L2", 3), ("H8", "L2", 1),
+        ("L2", "S1", 2), ("L2", "S2", 2), ("L2", "S3", 3), ("L2", "S4", 1),
+        ("H9", "L3", 2), ("H10", "L3", 3), ("H11", "L3", 3), ("H12", "L3", 3),
+        ("L3", "S1", 3), ("L3", "S2", 1), ("L3", "S3", 2), ("L3", "S4", 3),
+        ("H13", "L4", 2), ("H14", "L4", 2), ("H15", "L4", 3), ("H16", "L4", 3),
+        ("L4", "S1", 3), ("L4", "S2", 2), ("L4", "S3", 2), ("L4", "S4", 2),
+    ], {"S1": 1, "S3": 1}, ["H16", "H11", "H3", "H13", "H15", "H9", "H12", "H6"], ["H1", "H2"]),
+    # where a joint probe fixes a pipeline the solo probes leave open (at 0.667 and 1.0 Gbps)
+    "joint": ([
+        ("H1", "L1", 3), ("H2", "L1", 2), ("H3", "L1", 2), ("H4", "L1", 2),
+        ("L1", "S1", 2), ("L1", "S2", 1), ("L1", "S3", 2), ("L1", "S4", 2),
+        ("H5", "L2", 3), ("H6", "L2", 2), ("H7", "L2", 2), ("H8", "L2", 3),
+        ("L2", "S1", 2), ("L2", "S2", 2), ("L2", "S3", 2), ("L2", "S4", 2),
+        ("H9", "L3", 2), ("H10", "L3", 2), ("H11", "L3", 2), ("H12", "L3", 2),
+        ("L3", "S1", 3), ("L3", "S2", 2), ("L3", "S3", 1), ("L3", "S4", 2),
+        ("H13", "L4", 1), ("H14", "L4", 2), ("H15", "L4", 3), ("H16", "L4", 2),
+        ("L4", "S1", 2), ("L4", "S2", 2), ("L4", "S3", 2), ("L4", "S4", 1),
+    ], {"L4": 1, "S1": 1, "S3": 2}, ["H16", "H15", "H7", "H10", "H6", "H4", "H14", "H8", "H5"], ["H1", "H2"]),
+}
+
+
+def split_leaf(case: str = "one task"):
+    """A 4 x 4 leaf-spine whose PS leaf L1 takes its hosts on pipeline 0, spines S1-S2 on
+    pipeline 1 and S3-S4 on pipeline 2 (the lambda = 3 setting's PS leaf in small): a local
+    worker keeps pipeline 0 on, so a PS link of two flows leaves room for one spine pipeline
+    only. ``case`` names the capacities, aggregators and job (``CASES``)."""
+    links, aggregators, workers, pss = CASES[case]
+    sc = leaf_spine(4, 4, 4)
+    caps = {frozenset((a, b)): float(c) for a, b, c in links}
+    for lk in sc.links:
+        lk.capacity = caps[frozenset((lk.a, lk.b))]
+    l1 = sc.node("L1")
+    l1.programmable, l1.pipelines = True, 3
+    l1.port_pipeline = {1: 0, 2: 0, 3: 0, 4: 0, 5: 1, 6: 1, 7: 2, 8: 2}
+    for sw, pipes in aggregators.items():
+        node = sc.node(sw)
+        node.programmable, node.pipelines = True, pipes
+    sc.jobs.append(Job("job0", list(workers), list(pss)))
+    sc.touch()
+    sc.validate()
+    return sc
+
+
+def relax(m):
+    return m.solve(relax=True, presolve=False, ipm=True)
+
+
+def refuted(sc, graphs, rates):
+    """Probing as the planner runs it, from scratch: solo fixings, then joint probes."""
+    for g in graphs:
+        g.memo.clear()
+    m, blocks = feasibility_model(sc, graphs, rates)
+    lp = relax(m)
+    if lp.status == "infeasible":
+        return "relaxation", m, blocks
+    off = solo_fixings(sc, graphs, rates, relax, lambda: 60.0)
+    values = lp.values
+    if fix_off(m, blocks, off):
+        again = relax(m)
+        if again.status == "infeasible":
+            return "solo", m, blocks
+        values = again.values
+    found, _ = probe_pipelines(m, blocks, values, relax, lambda: 60.0)
+    return ("joint" if found.refuted else "open"), m, blocks
+
+
+def test_the_ps_side_pipelines_are_those_of_the_ps_switch():
+    sc = split_leaf()
+    (g,) = task_graphs(sc)
+    assert sorted(g.inps[i] for i in ps_side_inps(g)) == [("inp", "L1", 0), ("inp", "L1", 1), ("inp", "L1", 2)]
+
+
+def test_probing_refutes_a_rate_the_relaxation_admits():
+    """At 0.75 Gbps the PS link takes two flows: pipeline 0 (the local worker) and one spine
+    pipeline. The relaxation switches both spine pipelines half on and reaches every spine;
+    forcing either on alone is infeasible, so both go off and the check is refuted. The MILP
+    agrees; at the optimum below it nothing is refuted."""
+    sc = split_leaf()
+    graphs = task_graphs(sc)
+    m, _ = feasibility_model(sc, graphs, [0.75])
+    assert relax(m).status != "infeasible"
+    assert m.solve().status == "infeasible"
+    how, _, _ = refuted(sc, graphs, [0.75])
+    assert how in ("solo", "joint")
+    off = graphs[0].memo[("solo", 0.75)][1]
+    assert {("inp", "L1", 1), ("inp", "L1", 2)} <= off
+    best = run_planner(get("aro"), sc, {"time_limit": 30})
+    assert best.tasks[0].rate < 0.75
+    how, m, _ = refuted(sc, graphs, [best.tasks[0].rate])
+    assert how == "open"
+    assert m.solve().status == "optimal"  # the fixings keep the plan
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_pipeline_probing_fixes_off_is_impossible(case):
+    """Soundness on every rate vector of the top candidates: a pipeline fixed off (solo or
+    joint) cannot be on in any plan at those rates (the MILP with it forced on is infeasible),
+    and a refuted check has no plan (the MILP says infeasible)."""
+    sc = split_leaf(case)
+    graphs = task_graphs(sc)
+    cands = [rate_candidates(sc, g)[-6:] for g in graphs]
+    fixed = refutations = 0
+    for rates in itertools.product(*cands):
+        rates = list(rates)
+        how, m, blocks = refuted(sc, graphs, rates)
+        if how == "relaxation":
+            continue
+        plain, plain_blocks = feasibility_model(sc, graphs, rates)
+        if how in ("solo", "joint"):
+            refutations += 1
+            assert plain.solve().status == "infeasible", rates
+            continue
+        for b, pb in zip(blocks, plain_blocks, strict=True):
+            for c, pc in zip(b.x, pb.x, strict=True):
+                if m.ub[c] == 0.0 and plain.ub[pc] > 0.0:
+                    fixed += 1
+                    lb = plain.lb[pc]
+                    plain.lb[pc] = 1.0
+                    assert plain.solve().status == "infeasible", (rates, b.graph.inps[b.x.index(c)])
+                    plain.lb[pc] = lb
+    assert refutations + fixed > 0  # the cases exercise probing at all
+
+
+def test_a_joint_probe_fixes_what_the_tasks_alone_leave_open():
+    """Two tasks at (0.667, 1.0): with what each task alone cannot use fixed off, the joint
+    relaxation is feasible, and forcing one more pipeline on is not: a fixing the solo probes
+    miss. It is kept for later checks at these rates or higher ones."""
+    sc = split_leaf("joint")
+    graphs = task_graphs(sc)
+    rates = [2 / 3, 1.0]
+    m, blocks = feasibility_model(sc, graphs, rates)
+    solo = solo_fixings(sc, graphs, rates, relax, lambda: 60.0)
+    fix_off(m, blocks, solo)
+    lp = relax(m)
+    assert lp.status != "infeasible"
+    found, off = probe_pipelines(m, blocks, lp.values, relax, lambda: 60.0)
+    assert found.fixed == sum(len(o) for o in off) >= 1 and not found.refuted
+    assert not any(a & b for a, b in zip(off, solo, strict=True))
+    remember_joint(graphs, rates, off)
+    assert known_off(graphs, [2 / 3, 1.5]) == [a | b for a, b in zip(off, solo, strict=True)]
+
+
+def test_fixings_carry_to_higher_rates_only():
+    sc = split_leaf("two tasks")
+    graphs = task_graphs(sc)
+    off = [frozenset({("inp", "L1", 1)}), frozenset()]
+    remember_joint(graphs, [0.5, 0.5], off)
+    assert known_off(graphs, [0.5, 0.75]) == off
+    assert known_off(graphs, [0.5, 0.25]) == [frozenset(), frozenset()]
+    assert known_off(list(reversed(graphs)), [0.5, 0.5]) == [frozenset(), frozenset()]  # another model
+    graphs[1].memo[("solo", 0.75)] = (frozenset(), frozenset({("inp", "L1", 2)}))
+    assert known_off(graphs, [0.5, 1.0])[1] == frozenset({("inp", "L1", 2)})
+    assert known_off(graphs, [0.5, 0.5])[1] == frozenset()
+
+
+def test_the_planners_joint_checks_probe_and_remember():
+    """ARO's joint check of both tasks at 1 Gbps on the two-task split leaf: the relaxation
+    admits it, probing refutes it, and what the probes found is kept on the graphs for later
+    checks at those rates or higher ones (not lower)."""
+    sc = split_leaf("two tasks")
+    graphs = task_graphs(sc)
+    m, _ = feasibility_model(sc, graphs, [1.0, 1.0])
+    assert relax(m).status != "infeasible"
+    status, flows = get("aro")._feasible(sc, graphs, [1.0, 1.0], _Clock(30), CancelToken())
+    assert (status, flows) == ("infeasible", None)
+    assert any(known_off(graphs, [1.0, 1.0]))
+    assert any(known_off(graphs, [1.5, 1.0]))
+    assert not any(known_off(graphs, [0.5, 0.5]))
