@@ -3,7 +3,11 @@
 The paper's model (Eqs. 4-10) is bilinear in the flow counts y and the rates r. With the rates
 fixed it is a linear feasibility MILP (:func:`feasibility_model`) whose integer flow bounds make
 its LP relaxation tight; everything below is built from that question, "can task i send at r_i?",
-answered first by a greedy (:mod:`greedy`), then by HiGHS.
+answered first by a greedy (:mod:`greedy`), then by HiGHS. Where the relaxation admits a check,
+the pipelines next to each PS are probed before the MILP (:mod:`probing`): on the paper's
+scaling setting a crowded PS link leaves room for only some of its switch's pipelines, which the
+relaxation spreads over all of them; fixing off those no plan can use refutes checks HiGHS takes
+minutes over. A check left undecided leads with that refutation side when it comes again.
 
 * One task (SJST, Eq. 1): the best rate fills some resource exactly, so it is b / k for a
   bandwidth b and a flow count k. Those candidates are searched from the top (probes 1st, 2nd,
