@@ -74,6 +74,7 @@ import bisect
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +102,7 @@ from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity
 from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, route_one
 from inaplanner.planners.aro.milp import Milp, MilpResult
 from inaplanner.planners.aro.negotiate import Solve, negotiate, usage
-from inaplanner.planners.aro.probing import probe_check
+from inaplanner.planners.aro.probing import fix_known, probe_check
 from inaplanner.planners.aro.rates import (
     _objective_lp,
     best_rates,
@@ -1081,12 +1082,22 @@ class AroPlanner:
         model: tuple[Milp, list[TaskBlock]] | None = None
 
         def refuted() -> bool:
-            """The model, its relaxation, then the probes (:meth:`_refuted_by_probes`)."""
+            """The model with what probing knows fixed (:func:`fix_known`), its relaxation, then
+            the joint probes (:func:`probe_check`), each part of the probing with at most
+            ``PROBE_SHARE`` of the check's time left."""
             nonlocal model
             model = feasibility_model(sc, graphs, rates, check=cancel.check)
+            if probe:
+                solo = budget.sub(PROBE_SHARE * budget.left())
+                fix_known(sc, graphs, rates, *model, _probe_relax(solo, cancel), solo.left, cancel.check)
             lp = _relaxation(model[0], budget, cancel)
-            return lp.status == "infeasible" or (
-                probe and self._refuted_by_probes(sc, graphs, rates, *model, lp, budget, cancel))
+            if lp.status == "infeasible":
+                return True
+            if not probe or lp.values is None:
+                return False
+            joint = budget.sub(PROBE_SHARE * budget.left())
+            return probe_check(sc, graphs, rates, *model, lp.values, _probe_relax(joint, cancel), joint.left,
+                               cancel.check)
 
         if refute_first and refuted():
             return "infeasible", None
@@ -1110,27 +1121,6 @@ class AroPlanner:
                 graphs[0].memo[undecided_key] = ()
             return status, None
         return "feasible", [block_flows(b, values) for b in blocks]
-
-    def _refuted_by_probes(
-        self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], m: Milp, blocks: list[TaskBlock],
-        lp: MilpResult, clock: _Clock, cancel: CancelToken,
-    ) -> bool:
-        """Whether probing the pipelines next to each PS (:mod:`probing`) refutes a check whose
-        relaxation ``lp`` of ``m`` is feasible: what earlier checks at these rates or lower ones
-        learnt, then solo probes, then joint ones, within ``PROBE_SHARE`` of the check's time.
-        The pipelines found impossible stay fixed off in ``m`` for the MILP that follows, and are
-        remembered for later checks. Nothing is probed when every such pipeline is on in the
-        relaxation already (fat-trees, whose PS switch has a single pipeline)."""
-        if lp.values is None:
-            return False
-        probes = clock.sub(PROBE_SHARE * clock.left())
-
-        def relax(model: Milp) -> MilpResult:
-            # small models (a task alone) by simplex: three times faster there than interior point
-            return model.solve(presolve=False, relax=True, ipm=model.n_cols > PROBE_SIMPLEX_MAX_COLS,
-                               **_milp_kw(probes, cancel))
-
-        return probe_check(sc, graphs, rates, m, blocks, lp.values, relax, probes.left, cancel.check)
 
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
@@ -1569,6 +1559,15 @@ def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken) -> MilpResult:
     fraction of the simplex time. Presolve off: HiGHS' presolve cannot be interrupted (cancel
     must act within a second)."""
     return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
+
+
+def _probe_relax(clock: _Clock, cancel: CancelToken) -> Callable[[Milp], MilpResult]:
+    """A probe's relaxation within ``clock``: by simplex up to ``PROBE_SIMPLEX_MAX_COLS`` columns
+    (a task alone: three times faster there than interior point), by interior point above."""
+    def relax(model: Milp) -> MilpResult:
+        return model.solve(presolve=False, relax=True, ipm=model.n_cols > PROBE_SIMPLEX_MAX_COLS,
+                           **_milp_kw(clock, cancel))
+    return relax
 
 
 def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken) -> bool:

@@ -232,37 +232,42 @@ def solo_fixings(
             for i, (g, r) in enumerate(zip(graphs, rates, strict=True))]
 
 
+def fix_known(
+    sc: Scenario, graphs: list[TaskGraph], rates: list[float], m: Milp, blocks: list[TaskBlock], relax: Relax,
+    time_left: Callable[[], float], check: Callable[[], None] | None = None,
+) -> int:
+    """Before a check's relaxation is solved: x = 0 in ``m`` for the pipelines earlier checks found
+    impossible at these rates or lower ones, and, with several tasks, for what solo probes of each
+    task alone find on its crowded PS switch (:func:`crowded_ps_side`; cheap, and kept). The
+    relaxation is then solved once, with them. Returns how many columns were fixed."""
+    known = known_off(graphs, rates)
+    if len(graphs) > 1:
+        only = [frozenset(g.inps[i] for i in crowded_ps_side(sc, g, r)) for g, r in zip(graphs, rates, strict=True)]
+        if any(only):
+            solo = solo_fixings(sc, graphs, rates, relax, time_left, check, only=only)
+            known = [a | b for a, b in zip(known, solo, strict=True)]
+    return fix_off(m, blocks, known)
+
+
 def probe_check(
     sc: Scenario, graphs: list[TaskGraph], rates: list[float], m: Milp, blocks: list[TaskBlock],
     values: np.ndarray, relax: Relax, time_left: Callable[[], float], check: Callable[[], None] | None = None,
 ) -> bool:
-    """Probe one check whose relaxation (solution ``values``) is feasible; True when refuted.
-    Candidates: the PS-side INPs of crowded PS switches (:func:`crowded_ps_side`) not already on
-    in the relaxation. First what earlier checks learnt at these rates or lower ones, then, with
-    several tasks, solo probes of each task alone, then joint probes (:func:`probe_pipelines`).
-    The fixings stay in ``m`` and are remembered on the graphs; a task alone remembers its
-    answers as solo ones, so the joint checks that follow start from them."""
+    """Joint probes (:func:`probe_pipelines`) of a check whose relaxation, with the fixings of
+    :func:`fix_known`, is feasible (solution ``values``); True when refuted. Candidates: the
+    PS-side INPs of crowded PS switches not already on in the relaxation. The fixings stay in
+    ``m`` and are remembered on the graphs; a task alone keeps its answers as solo ones, so the
+    joint checks that follow start from them."""
     only = [frozenset(g.inps[i] for i in crowded_ps_side(sc, g, r) if values[b.x[i]] < ON)
             for g, r, b in zip(graphs, rates, blocks, strict=True)]
     if not any(only):
         return False
-    known = known_off(graphs, rates)
-    if len(graphs) > 1:
-        solo = solo_fixings(sc, graphs, rates, relax, time_left, check, only=only)
-        known = [a | b for a, b in zip(known, solo, strict=True)]
-    if fix_off(m, blocks, known):
-        again = relax(m)
-        if _infeasible(again):
-            return True
-        if again.values is None:
-            return False
-        values = again.values
     found, off = probe_pipelines(m, blocks, values, relax, time_left, check, only=only)
     if len(graphs) == 1:
         (g,), (r,) = graphs, rates
         entry = g.memo.get(("solo", r), (frozenset(), frozenset()))
         tried = only[0] if not found.stopped else frozenset()
-        g.memo[("solo", r)] = (entry[0] | tried, entry[1] | off[0] | known[0])
+        g.memo[("solo", r)] = (entry[0] | tried, entry[1] | off[0])
     else:
         remember_joint(graphs, rates, off)
     return found.refuted
