@@ -16,6 +16,7 @@ from inaplanner.planners.aro.formulation import feasibility_model
 from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import _Clock, rate_candidates
 from inaplanner.planners.aro.probing import (
+    crowded_ps_side,
     fix_known,
     fix_off,
     known_off,
@@ -113,6 +114,16 @@ def test_the_ps_side_pipelines_are_those_of_the_ps_switch():
     sc = split_leaf()
     (g,) = task_graphs(sc)
     assert sorted(g.inps[i] for i in ps_side_inps(g)) == [("inp", "L1", 0), ("inp", "L1", 1), ("inp", "L1", 2)]
+
+
+def test_only_pipelines_a_crowded_ps_link_may_leave_off_are_probed():
+    """L1's link to the PS carries 2 Gbps: at 0.75 Gbps two flows for three pipelines, so some
+    pipeline stays off; pipeline 0 is the only way out of a worker under L1, so it is always
+    on and not probed. At 0.5 Gbps the link takes four flows: nothing to probe."""
+    sc = split_leaf()
+    (g,) = task_graphs(sc)
+    assert sorted(g.inps[i] for i in crowded_ps_side(sc, g, 0.75)) == [("inp", "L1", 1), ("inp", "L1", 2)]
+    assert crowded_ps_side(sc, g, 0.5) == []
 
 
 def test_probing_refutes_a_rate_the_relaxation_admits():

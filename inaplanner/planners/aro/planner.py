@@ -1246,9 +1246,11 @@ CHECK_SHARE = 0.5
 #: Probing the pipelines next to each PS (:meth:`AroPlanner._refuted_by_probes`) gets at most this
 #: share of a check's time, before its MILP.
 PROBE_SHARE = 0.8
-#: ... a probe's relaxation by simplex up to this many columns (a task alone at lambda = 3: 0.1 s
-#: against 0.35 s), by interior point above (the joint model there: 2.5 s against 5.3 s).
-PROBE_SIMPLEX_MAX_COLS = 10_000
+#: ... a probe's relaxation by simplex up to this many columns, by interior point above. A task
+#: alone at lambda = 3 (5,600 columns): 0.1 s against 0.35 s; lambda = 4 and 5 with the 32-flow
+#: fan-in (11,300 and 17,600 columns): 2.3 and 2.8 times faster; the joint model at lambda = 3
+#: (27,900 columns): 5.3 s against 2.5 s.
+PROBE_SIMPLEX_MAX_COLS = 20_000
 #: Feasibility models up to this many columns get their LP relaxation solved first.
 LP_FIRST_MAX_COLS = 10000
 CHECK_MIN_SECONDS = 3.0

@@ -73,8 +73,18 @@ def crowded_ps_side(sc: Scenario, g: TaskGraph, r: float) -> list[int]:
     for s, idx in by_switch.items():
         room = resource_capacity(sc, ("link", s, g.ps))
         if r > 0 and math.floor(room / r + 1e-9) < len(idx):
-            out.extend(idx)
+            out.extend(i for i in idx if not _forced_on(g, g.inps[i]))
     return out
+
+
+def _forced_on(g: TaskGraph, inp: UNode) -> bool:
+    """Whether a worker's only way out enters ``inp`` (a worker under the PS's own switch, on
+    its hosts' pipeline): then every plan has it on, and forcing it on tells nothing."""
+    for k in g.in_edges.get(inp, ()):
+        tail = g.edges[k].tail
+        if tail[0] == "w" and len(g.out_edges.get(tail, ())) == 1:
+            return True
+    return False
 
 
 @dataclass
