@@ -1054,7 +1054,9 @@ class AroPlanner:
         greedy as well. With several tasks and the task-after-task step, the
         joint greedy is skipped: that step routes each task with the same greedy (after the
         task's own plan), and on leaf-spine lambda = 5 the joint greedy took 4.7 of a check's
-        10.8 s and failed where the task-after-task step found the plan."""
+        10.8 s and failed where the task-after-task step found the plan. Where the relaxation
+        admits the rates, the pipelines next to each PS are probed before the MILP
+        (:mod:`probing`); a check left undecided before leads with the relaxation and the probes."""
         cancel.check()
         joint_greedy = greedy and not (len(graphs) > 1 and heuristics)
 
@@ -1087,9 +1089,8 @@ class AroPlanner:
             ``PROBE_SHARE`` of the check's time left."""
             nonlocal model
             model = feasibility_model(sc, graphs, rates, check=cancel.check)
-            if probe:
-                solo = budget.sub(PROBE_SHARE * budget.left())
-                fix_known(sc, graphs, rates, *model, _probe_relax(solo, cancel), solo.left, cancel.check)
+            solo = budget.sub(PROBE_SHARE * budget.left())  # a task alone: only what is known
+            fix_known(sc, graphs, rates, *model, _probe_relax(solo, cancel), solo.left, cancel.check)
             lp = _relaxation(model[0], budget, cancel)
             if lp.status == "infeasible":
                 return True
