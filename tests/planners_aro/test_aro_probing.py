@@ -10,6 +10,7 @@ import itertools
 
 import pytest
 
+from inaplanner.errors import Cancelled
 from inaplanner.model import Job
 from inaplanner.planners import CancelToken, get, run_planner
 from inaplanner.planners.aro.formulation import feasibility_model
@@ -223,3 +224,21 @@ def test_the_planners_joint_checks_probe_and_remember():
     assert any(known_off(graphs, [1.0, 1.0]))
     assert any(known_off(graphs, [1.5, 1.0]))
     assert not any(known_off(graphs, [0.5, 0.5]))
+
+
+def test_probing_stops_when_its_time_is_up_or_cancel_fires():
+    """No probe once the time is up, and a cancel raises out of the probes (the planner's
+    token checks between them, and HiGHS is interrupted inside one)."""
+    sc = split_leaf("two tasks")
+    graphs = task_graphs(sc)
+    m, blocks = feasibility_model(sc, graphs, [1.0, 1.0])
+    values = relax(m).values
+    found, off = probe_pipelines(m, blocks, values, relax, lambda: 0.0)
+    assert found.solves == 0 and not any(off)
+    assert not any(solo_fixings(sc, graphs, [1.0, 1.0], relax, lambda: 0.0))
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        probe_pipelines(m, blocks, values, relax, lambda: 60.0, token.check)
+    with pytest.raises(Cancelled):
+        solo_fixings(sc, graphs, [1.0, 1.0], relax, lambda: 60.0, token.check)

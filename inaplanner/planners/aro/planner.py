@@ -1244,8 +1244,8 @@ NEGOTIATE_MIN_COLS = 4000
 NEGOTIATE_SHARE = 0.8
 #: A feasibility MILP gets at most this share of the remaining time (and at least this many s).
 CHECK_SHARE = 0.5
-#: Probing the pipelines next to each PS (:meth:`AroPlanner._refuted_by_probes`) gets at most this
-#: share of a check's time, before its MILP.
+#: Probing the pipelines next to each PS (:mod:`probing`: the solo probes before a check's
+#: relaxation, the joint ones after it) gets at most this share of the check's time left, each.
 PROBE_SHARE = 0.8
 #: ... a probe's relaxation by simplex up to this many columns, by interior point above. A task
 #: alone at lambda = 3 (5,600 columns): 0.1 s against 0.35 s; lambda = 4 and 5 with the 32-flow
