@@ -12,9 +12,16 @@ import pytest
 
 from inaplanner.errors import Cancelled
 from inaplanner.evaluate import evaluate
+from inaplanner.model import Job, Plan, PlannerInfo, TaskPlan
 from inaplanner.planners import CancelToken, get, run_planner
-from inaplanner.planners.aro.graph import build_task_graph
-from inaplanner.planners.aro.greedy import greedy_flows
+from inaplanner.planners.aro.graph import build_task_graph, task_graphs
+from inaplanner.planners.aro.greedy import (
+    _route_task,
+    greedy_flows,
+    last_hop_options,
+    raw_into_last,
+    route_one,
+)
 from inaplanner.planners.aro.routes import flows_from_routes, generate_routes
 from inaplanner.planners.routing import shortest_dag
 from inaplanner.progress import Progress
@@ -164,6 +171,41 @@ def test_greedy_respects_fan_in(seed, make_leaf_spine):
     assert flows is not None
     for n in g.inps:
         assert sum(flows[0].y.get(g.edge_key(k), 0) for k in g.in_edges.get(n, [])) <= 2
+
+
+def test_greedy_keeps_raw_flows_off_a_fan_in_the_last_switch_needs():
+    """The PS's leaf L1 takes the spines S1-S2 on pipeline 1 and S3-S4 on pipeline 2, its link to
+    the PS one flow, and it merges at most two: ten workers under five other leaves reach it only
+    if the one aggregating spine S1 merges nearly all of them. Its links are the tighter ones, so
+    the hop-by-hop greedy sends the first workers raw through S2 and fills L1's two places, under
+    every choice of L1's pipeline; blocking the edges into L1 from the spines that do not
+    aggregate finds the plan (the lambda = 5 setting with the 32-flow fan-in in small)."""
+    sc = leaf_spine(6, 4, 2)
+    for lk in sc.links:
+        lk.capacity = 1.0 if "H1" in (lk.a, lk.b) else 2.0 if "S1" in (lk.a, lk.b) else 4.0
+    l1 = sc.node("L1")
+    l1.programmable, l1.pipelines, l1.max_fan_in = True, 3, 2
+    l1.port_pipeline = {1: 0, 2: 0, 3: 1, 4: 1, 5: 2, 6: 2}
+    s1 = sc.node("S1")
+    s1.programmable, s1.pipelines = True, 1
+    sc.jobs.append(Job("job0", [f"H{i}" for i in range(3, 13)], ["H1"]))
+    sc.touch()
+    sc.validate()
+    (g,) = task_graphs(sc)
+    assert [sc.ingress_pipeline(s, "L1") for s in ("S1", "S2", "S3", "S4")] == [1, 1, 2, 2]
+    assert raw_into_last(g) == {("S2", "L1"), ("S3", "L1"), ("S4", "L1")}
+    choices = list(last_hop_options(sc, g, 1.0, {}))
+    assert len(choices) == 3
+    assert all(_route_task(sc, g, 1.0, {}, blocked) is None for blocked in choices)  # plain: stuck
+    flows = route_one(sc, g, 1.0, {})
+    assert flows is not None
+    plan = Plan("", PlannerInfo("t"), [TaskPlan(g.task.job, g.task.ps, 1.0, generate_routes(g, flows))])
+    ev = evaluate(sc, plan)
+    assert ev.valid and ev.feasible, (ev.errors[:2], [str(v) for v in ev.violations[:2]])
+    assert [n for key, n in _fan_in_counts(sc, plan).items() if "L1" in key] == [1]  # S1's aggregate
+    l1.max_fan_in = 10  # a fan-in the ten workers cannot exceed: nothing to block
+    sc.touch()
+    assert raw_into_last(task_graphs(sc)[0]) == set()
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -83,12 +83,45 @@ def route_one(
 
 def _options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # noqa: ANN201
     """Each last-hop choice as is, then with the alternative aggregators' INPs pre-opened in
-    balance (:func:`_balanced_openings`)."""
+    balance (:func:`_balanced_openings`), then, where the last-hop choice restricts the
+    pipelines (the PS link takes fewer aggregates than the last switch has pipelines facing the
+    fabric, so its fan-in is scarce), with no raw flow into that switch (:func:`raw_into_last`),
+    without and with those openings."""
+    raw = raw_into_last(g)
     for blocked in last_hop_options(sc, g, rate, left):
         yield blocked
         extra = _balanced_openings(sc, g, rate, left, blocked)
         if extra:
             yield blocked | extra
+        if raw and blocked:  # the PS link leaves room for few aggregates at its last switch
+            yield blocked | raw
+            if extra:
+                yield blocked | extra | raw
+
+
+def raw_into_last(g: TaskGraph) -> set[tuple[str, str]]:
+    """The edges into the PS's last switch from switches that do not aggregate for the task,
+    when that switch's fan-in (rule 5) can bind: what to block so that only aggregates (and the
+    local workers) reach it. A flow coming through such a switch is one worker's and takes one of
+    the few flows an aggregate there may merge, as one from an aggregator takes one for up to
+    ``max_fan_in`` workers. The hop-by-hop greedy sees both at the same cost and fills the last
+    switch's aggregate with raw flows: on leaf-spine lambda = 5 with the 32-flow fan-in, every
+    task alone at 50 Gbps got stuck after 80-130 of its 500 workers with the PS leaf's spine
+    pipeline full (14 spine aggregates merging 59 flows, the rest raw). Empty when the last
+    switch does not aggregate, its fan-in cannot bind, or no aggregator would be left to feed it."""
+    pred = g.dag.pred()
+    preds = pred.get(g.ps, [])
+    if len(preds) != 1 or preds[0] not in g.aggregators:
+        return set()
+    last = preds[0]
+    if g.fan_in.get(last, len(g.workers)) >= len(g.workers):
+        return set()
+    workers = set(g.workers)
+    into = [u for u in pred.get(last, []) if u not in workers]
+    raw = {(u, last) for u in into if u not in g.aggregators}
+    if len(raw) == len(into):
+        return set()
+    return raw
 
 
 def _balanced_openings(sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set) -> set:
