@@ -173,39 +173,71 @@ def test_greedy_respects_fan_in(seed, make_leaf_spine):
         assert sum(flows[0].y.get(g.edge_key(k), 0) for k in g.in_edges.get(n, [])) <= 2
 
 
-def test_greedy_keeps_raw_flows_off_a_fan_in_the_last_switch_needs():
-    """The PS's leaf L1 takes the spines S1-S2 on pipeline 1 and S3-S4 on pipeline 2, its link to
-    the PS one flow, and it merges at most two: ten workers under five other leaves reach it only
-    if the one aggregating spine S1 merges nearly all of them. Its links are the tighter ones, so
-    the hop-by-hop greedy sends the first workers raw through S2 and fills L1's two places, under
-    every choice of L1's pipeline; blocking the edges into L1 from the spines that do not
-    aggregate finds the plan (the lambda = 5 setting with the 32-flow fan-in in small)."""
-    sc = leaf_spine(6, 4, 2)
+def _fan_in_leaf(hosts: int, workers: list[str]):
+    """A 6 x 4 leaf-spine whose PS leaf L1 (PS H1) takes the spines S1-S2 on pipeline 1 and
+    S3-S4 on pipeline 2, its link to the PS one flow, and merges at most two flows; S1 is the one
+    aggregating spine, and its links (two flows at 1 Gbps) are tighter than the others' (four)."""
+    sc = leaf_spine(6, 4, hosts)
     for lk in sc.links:
         lk.capacity = 1.0 if "H1" in (lk.a, lk.b) else 2.0 if "S1" in (lk.a, lk.b) else 4.0
     l1 = sc.node("L1")
     l1.programmable, l1.pipelines, l1.max_fan_in = True, 3, 2
-    l1.port_pipeline = {1: 0, 2: 0, 3: 1, 4: 1, 5: 2, 6: 2}
+    l1.port_pipeline = {p: 0 if p <= hosts else 1 if p <= hosts + 2 else 2 for p in range(1, hosts + 5)}
     s1 = sc.node("S1")
     s1.programmable, s1.pipelines = True, 1
-    sc.jobs.append(Job("job0", [f"H{i}" for i in range(3, 13)], ["H1"]))
+    sc.jobs.append(Job("job0", workers, ["H1"]))
     sc.touch()
     sc.validate()
-    (g,) = task_graphs(sc)
     assert [sc.ingress_pipeline(s, "L1") for s in ("S1", "S2", "S3", "S4")] == [1, 1, 2, 2]
+    return sc
+
+
+def _holds_alone(sc, g, flows) -> dict:
+    """The evaluator's verdict on the task's plan at 1 Gbps, and L1's merges (rule 5)."""
+    plan = Plan("", PlannerInfo("t"), [TaskPlan(g.task.job, g.task.ps, 1.0, generate_routes(g, flows))])
+    ev = evaluate(sc, plan)
+    assert ev.valid and ev.feasible, (ev.errors[:2], [str(v) for v in ev.violations[:2]])
+    return {key: n for key, n in _fan_in_counts(sc, plan).items() if "L1" in key}
+
+
+def test_greedy_keeps_raw_flows_off_a_fan_in_the_last_switch_needs():
+    """Ten workers, two under each of the other leaves, reach L1 only if S1 merges nearly all of
+    them. The hop-by-hop greedy sends the first ones raw through S2 (S1's links are the tighter)
+    and fills L1's two places, under every choice of L1's pipeline; blocking the edges into L1
+    from the spines that do not aggregate finds the plan (the lambda = 5 setting with the 32-flow
+    fan-in, in small)."""
+    sc = _fan_in_leaf(2, [f"H{i}" for i in range(3, 13)])
+    (g,) = task_graphs(sc)
     assert raw_into_last(g) == {("S2", "L1"), ("S3", "L1"), ("S4", "L1")}
     choices = list(last_hop_options(sc, g, 1.0, {}))
     assert len(choices) == 3
     assert all(_route_task(sc, g, 1.0, {}, blocked) is None for blocked in choices)  # plain: stuck
     flows = route_one(sc, g, 1.0, {})
     assert flows is not None
-    plan = Plan("", PlannerInfo("t"), [TaskPlan(g.task.job, g.task.ps, 1.0, generate_routes(g, flows))])
-    ev = evaluate(sc, plan)
-    assert ev.valid and ev.feasible, (ev.errors[:2], [str(v) for v in ev.violations[:2]])
-    assert [n for key, n in _fan_in_counts(sc, plan).items() if "L1" in key] == [1]  # S1's aggregate
-    l1.max_fan_in = 10  # a fan-in the ten workers cannot exceed: nothing to block
+    assert list(_holds_alone(sc, g, flows).values()) == [1]  # S1's aggregate only
+    sc.node("L1").max_fan_in = 10  # a fan-in the ten workers cannot exceed: nothing to block
     sc.touch()
     assert raw_into_last(task_graphs(sc)[0]) == set()
+
+
+def test_a_worker_with_no_other_way_goes_raw_into_the_last_switch():
+    """Three workers under L2 and two under each of L3-L6: S1's link from L2 takes two of L2's,
+    so with the raw edges into L1 blocked its third is stuck. It alone may go raw through S2 (the
+    fallback); the workers after it go through S1 again, so L1 merges S1's aggregate and that one
+    raw flow, within its fan-in of two. Only a task routed first gets the fallback: in what other
+    tasks left, the raw flows it lets in take links a later task needs (leaf-spine lambda = 4 seed
+    0 with the 32-flow fan-in lost its optimum that way)."""
+    sc = _fan_in_leaf(3, ["H4", "H5", "H6"] + [f"H{i}" for i in range(7, 19) if i % 3 != 0])
+    (g,) = task_graphs(sc)
+    choices = list(last_hop_options(sc, g, 1.0, {}))
+    raw = raw_into_last(g)
+    assert raw and all(_route_task(sc, g, 1.0, {}, b) is None and _route_task(sc, g, 1.0, {}, b | raw) is None
+                       for b in choices)
+    flows = route_one(sc, g, 1.0, {})
+    assert flows is not None
+    assert sorted(_holds_alone(sc, g, flows).values()) == [2]  # S1's aggregate and L2's third worker
+    # the same task after another placed nothing it uses: no fallback in what others left
+    assert route_one(sc, g, 1.0, {("link", "H1", "L1"): 1.0}) is None
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -73,11 +73,16 @@ def reference_route_one(
     resources are untouched) and take what it uses from ``left``; None (and ``left`` unchanged)
     when the greedy finds no way."""
     rate = max(rate, 0.0)
-    for blocked in _options(sc, g, rate, left):
+    for blocked, fallback in _options(sc, g, rate, left):
         if cancel is not None:
             cancel.check()
         trial = dict(left)
-        flows = reference_route_task(sc, g, rate, trial, blocked, cancel)
+        if fallback is None:
+            flows = reference_route_task(sc, g, rate, trial, blocked, cancel)
+        elif left:
+            continue  # a worker's fallback: only for a task routed first
+        else:  # a worker's fallback is not in the reference: the search under test routes those tries
+            flows = _route_task(sc, g, rate, trial, blocked, cancel, fallback=fallback)
         if flows is not None:
             left.clear()
             left.update(trial)

@@ -69,11 +69,17 @@ def route_one(
     caller keeps from one call to the next (as :func:`greedy_flows` does)."""
     rate = max(rate, 0.0)
     ix = _TaskIndex(sc, g) if index is None else index
-    for blocked in _options(sc, g, rate, left):
+    for blocked, fallback in _options(sc, g, rate, left):
+        if fallback is not None and left:
+            # a worker's fallback only for a task routed first: in what other tasks left, the
+            # raw flows it lets in take links a later task needs (leaf-spine lambda = 4 seed 0
+            # with the 32-flow fan-in: jobs 1-3 placed that way left job 4 no room, and its MILP
+            # ran 17 s in vain, where the MILP placements of the code before reached the optimum)
+            continue
         if cancel is not None:
             cancel.check()
         trial = dict(left)
-        flows = _route_task(sc, g, rate, trial, blocked, cancel, ix)
+        flows = _route_task(sc, g, rate, trial, blocked, cancel, ix, fallback)
         if flows is not None:
             left.clear()
             left.update(trial)
@@ -82,21 +88,22 @@ def route_one(
 
 
 def _options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # noqa: ANN201
-    """Each last-hop choice as is, then with the alternative aggregators' INPs pre-opened in
-    balance (:func:`_balanced_openings`), then, where the last-hop choice restricts the
-    pipelines (the PS link takes fewer aggregates than the last switch has pipelines facing the
-    fabric, so its fan-in is scarce), with no raw flow into that switch (:func:`raw_into_last`),
-    without and with those openings."""
+    """(blocked, fallback) edge sets to try (see :func:`_route_task`): each last-hop choice as
+    is, then with the alternative aggregators' INPs pre-opened in balance
+    (:func:`_balanced_openings`), then, where the last-hop choice restricts the pipelines (the PS
+    link takes fewer aggregates than the last switch has pipelines facing the fabric, so its
+    fan-in is scarce), with raw flows into that switch only for a worker that has no other way
+    (:func:`raw_into_last`), without and with those openings."""
     raw = raw_into_last(g)
     for blocked in last_hop_options(sc, g, rate, left):
-        yield blocked
+        yield blocked, None
         extra = _balanced_openings(sc, g, rate, left, blocked)
         if extra:
-            yield blocked | extra
+            yield blocked | extra, None
         if raw and blocked:  # the PS link leaves room for few aggregates at its last switch
-            yield blocked | raw
+            yield blocked | raw, blocked
             if extra:
-                yield blocked | extra | raw
+                yield blocked | extra | raw, blocked | extra
 
 
 def raw_into_last(g: TaskGraph) -> set[tuple[str, str]]:
@@ -318,8 +325,11 @@ class _TaskIndex:
 
 def _route_task(
     sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None,
-    index: _TaskIndex | None = None,
+    index: _TaskIndex | None = None, fallback: set | None = None,
 ) -> Flows | None:
+    """The task's workers routed one by one (see :func:`greedy_flows`) without the ``blocked``
+    edges; a worker that finds no way may use the edges ``fallback`` does not block (it alone:
+    the workers after it are routed without the ``blocked`` edges again)."""
     ix = _TaskIndex(sc, g) if index is None else index
     assert ix.g is g and ix.sc is sc
     if not ix.ready:
@@ -346,8 +356,10 @@ def _route_task(
         room[i] = val
         return val
 
-    # each node's usable next hops (:data:`_Hop`): the index's, blocked edges left out
+    # each node's usable next hops (:data:`_Hop`): the index's, blocked edges left out (one
+    # table for ``blocked``, one for ``fallback``)
     usable: dict[str, list[_Hop]] = ix.hops if not blocked else {}
+    tables = {id(blocked): usable}
 
     def hops_of(v: str) -> list[_Hop]:
         out = ix.hops.get(v)
@@ -460,6 +472,13 @@ def _route_task(
         if cancel is not None and n_done % 32 == 0:
             cancel.check()
         first = memo_get(w) or best(w)
+        swapped = first[2] is None and fallback is not None
+        if swapped:  # this worker alone may use what ``fallback`` leaves open
+            blocked, fallback = fallback, blocked  # type: ignore[assignment]
+            usable = tables.setdefault(id(blocked), ix.hops if not blocked else {})
+            usable_get = usable.get
+            memo.clear()
+            first = best(w)
         if first[2] is None:
             return None
         # walk the chosen path, merging into an existing aggregate when one is met
@@ -509,4 +528,9 @@ def _route_task(
         if w in sources:
             del memo[w]  # read on its own turn only
         forget(changed)
+        if swapped:  # back to the ``blocked`` edges for the next workers
+            blocked, fallback = fallback, blocked  # type: ignore[assignment]
+            usable = tables[id(blocked)]
+            usable_get = usable.get
+            memo.clear()
     return Flows(y=counts, x=inps)
