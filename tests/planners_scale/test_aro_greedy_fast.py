@@ -74,13 +74,13 @@ def reference_route_one(
     when the greedy finds no way."""
     rate = max(rate, 0.0)
     for blocked, fallback in _options(sc, g, rate, left):
+        if fallback is not None and left:
+            continue  # a worker's fallback: only for a task routed first
         if cancel is not None:
             cancel.check()
         trial = dict(left)
         if fallback is None:
             flows = reference_route_task(sc, g, rate, trial, blocked, cancel)
-        elif left:
-            continue  # a worker's fallback: only for a task routed first
         else:  # a worker's fallback is not in the reference: the search under test routes those tries
             flows = _route_task(sc, g, rate, trial, blocked, cancel, fallback=fallback)
         if flows is not None:
