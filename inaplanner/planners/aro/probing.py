@@ -123,18 +123,21 @@ def _below(p: tuple[float, ...], q: tuple[float, ...]) -> bool:
     return len(p) == len(q) and all(a <= b * (1 + 1e-12) for a, b in zip(p, q, strict=True))
 
 
+def _solo_known(g: TaskGraph, r: float) -> set[UNode]:
+    """The pipelines task ``g`` alone was found unable to use at rate ``r`` or a lower one."""
+    off: set[UNode] = set()
+    for k, v in g.memo.items():
+        if k[0] == "solo" and k[1] <= r * (1 + 1e-12):
+            off |= v[1]
+    return off
+
+
 def known_off(graphs: list[TaskGraph], rates: list[float]) -> list[frozenset[UNode]]:
     """Per task, the pipelines earlier probes found impossible at these rates or lower ones (a
     task's solo answers, and joint answers on this list of graphs): fixings are monotone."""
     key = tuple(id(g) for g in graphs)
     r = tuple(float(v) for v in rates)
-    out = []
-    for i, g in enumerate(graphs):
-        off: set[UNode] = set()
-        for k, v in g.memo.items():
-            if k[0] == "solo" and k[1] <= r[i] * (1 + 1e-12):
-                off |= v[1]
-        out.append(off)
+    out = [_solo_known(g, r[i]) for i, g in enumerate(graphs)]
     for k, v in graphs[0].memo.items():
         if k[0] == "joint" and k[1] == key and _below(k[2], r):
             for i, nodes in enumerate(v):
@@ -208,10 +211,7 @@ def solo_off(
     even alone (module docstring), as far as the time allows. Kept on the graph per rate
     (``g.memo``): what was tried and what failed; an answer at a lower rate holds here too."""
     entry = g.memo.get(("solo", r), (frozenset(), frozenset()))
-    tried, off = set(entry[0]), set(entry[1])
-    for k, v in g.memo.items():
-        if k[0] == "solo" and k[1] < r:
-            off |= v[1]
+    tried, off = set(entry[0]), _solo_known(g, r)
     todo = [i for i in ps_side_inps(g) if g.inps[i] not in tried and g.inps[i] not in off
             and (only is None or g.inps[i] in only)]
     if todo and time_left() > 0:
