@@ -14,14 +14,18 @@ from inaplanner.errors import Cancelled
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Job, Plan, PlannerInfo, TaskPlan
 from inaplanner.planners import CancelToken, get, run_planner
+from inaplanner.planners.aro import planner as aro_planner
+from inaplanner.planners.aro.formulation import block_flows, feasibility_model
 from inaplanner.planners.aro.graph import build_task_graph, task_graphs
 from inaplanner.planners.aro.greedy import (
     _route_task,
     greedy_flows,
     last_hop_options,
+    plan_links,
     raw_into_last,
     route_one,
 )
+from inaplanner.planners.aro.planner import _Clock, _decide, _take
 from inaplanner.planners.aro.routes import flows_from_routes, generate_routes
 from inaplanner.planners.routing import shortest_dag
 from inaplanner.progress import Progress
@@ -238,6 +242,43 @@ def test_a_worker_with_no_other_way_goes_raw_into_the_last_switch():
     assert sorted(_holds_alone(sc, g, flows).values()) == [2]  # S1's aggregate and L2's third worker
     # the same task after another placed nothing it uses: no fallback in what others left
     assert route_one(sc, g, 1.0, {("link", "H1", "L1"): 1.0}) is None
+
+
+def test_the_greedy_near_a_known_plan_places_a_task_the_plain_greedy_cannot(monkeypatch):
+    """Fat-tree k=4 (30 % programmable, two pipelines), a task of six workers at 50 Gbps: the
+    hop-by-hop greedy is stuck, and the single-task MILP finds a plan. Where a link of that plan
+    is taken (by another task, say), the plan no longer fits and the plain greedy is still stuck,
+    but the greedy kept near the plan's links routes the task around it: ``_place`` places it
+    without a MILP, in what was left, and the evaluator accepts the result (fat-tree k=16 with
+    200 workers per job, task after task: 11-65 of 121 rate vectors instead of 0-5)."""
+    sc = fat_tree(4, 100.0)
+    mark_programmable(sc, 0.3, pipelines=2, seed=0)
+    place_jobs(sc, 2, 2, 6, seed=0)
+    g = task_graphs(sc)[0]
+    assert route_one(sc, g, 50.0, {}) is None
+    m, blocks = feasibility_model(sc, [g], [50.0])
+    status, values = _decide(m, _Clock(30), CancelToken())
+    assert status == "feasible"
+    plan = block_flows(blocks[0], values)
+    taken = ("link", "A2_1", "C1")
+    assert taken[1:] in plan_links(plan)
+    assert not _take(sc, g, plan, 50.0, {taken: 0.0})
+    assert route_one(sc, g, 50.0, {taken: 0.0}) is None
+    assert route_one(sc, g, 50.0, {}, prefer=plan_links(plan)) is not None  # and alone too
+
+    def no_milp(*args, **kwargs):
+        raise AssertionError("a MILP was built")
+
+    monkeypatch.setattr(aro_planner, "feasibility_model", no_milp)
+    left = {taken: 0.0}
+    placed = get("aro")._place(sc, g, 50.0, left, _Clock(30), CancelToken(), plan)
+    assert placed is not None and placed is not plan
+    assert left[taken] == 0.0 and all(v >= -1e-9 for v in left.values())
+    assert taken[1:] not in plan_links(placed)
+    tasks = [TaskPlan(t.job, t.ps, 50.0, generate_routes(g, placed)) if t == g.task else TaskPlan(t.job, t.ps, 0.0, [])
+             for t in sc.tasks()]  # the others send nothing
+    ev = evaluate(sc, Plan("", PlannerInfo("t"), tasks))
+    assert ev.valid and ev.feasible, (ev.errors[:2], [str(v) for v in ev.violations[:2]])
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -67,7 +67,8 @@ def reference_greedy_flows(
 
 
 def reference_route_one(
-    sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None
+    sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None,
+    prefer: frozenset = frozenset(),
 ) -> Flows | None:
     """Route one task at ``rate`` in the bandwidth ``left`` (resource -> what remains; missing
     resources are untouched) and take what it uses from ``left``; None (and ``left`` unchanged)
@@ -80,9 +81,9 @@ def reference_route_one(
             cancel.check()
         trial = dict(left)
         if fallback is None:
-            flows = reference_route_task(sc, g, rate, trial, blocked, cancel)
+            flows = reference_route_task(sc, g, rate, trial, blocked, cancel, prefer)
         else:  # a worker's fallback is not in the reference: the search under test routes those tries
-            flows = _route_task(sc, g, rate, trial, blocked, cancel, fallback=fallback)
+            flows = _route_task(sc, g, rate, trial, blocked, cancel, fallback=fallback, prefer=prefer)
         if flows is not None:
             left.clear()
             left.update(trial)
@@ -91,7 +92,8 @@ def reference_route_one(
 
 
 def reference_route_task(
-    sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None
+    sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None,
+    prefer: frozenset = frozenset(),
 ) -> Flows | None:
     def room(res: tuple) -> float:
         if res not in left:
@@ -182,7 +184,9 @@ def reference_route_task(
                 join = merged[key] < fan
                 if not join and not bypass:
                     continue  # a full aggregate without a bypass: not passable
-            cost = rate / slack if slack > 0 else 0.0
+            # a preferred link costs PREFER_COST of its share (added to the reference with
+            # ``prefer``; without it every factor is 1 and the cost is the reference's own)
+            cost = rate / slack * (G.PREFER_COST if link[1:] in prefer else 1.0) if slack > 0 else 0.0
             if not join:
                 sub = best(u)
                 if sub[2] is None and u != dest:
@@ -416,6 +420,44 @@ def test_route_task_equals_the_reference_with_blocked_edges_and_bandwidth_used(c
             got = route_one(sc, g, rates[i], left_new)
             assert _items(got) == _items(reference_route_one(sc, g, rates[i], left_ref))
             assert left_new == left_ref
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[1] <= 8], ids=lambda c: "-".join(map(str, c)))
+def test_preferred_links_route_as_the_reference(case):
+    """``route_one(..., prefer=...)``: preferred links cost ``PREFER_COST`` of their share in the
+    search under test and in the reference alike: the same flows and bandwidth left, for a random
+    third of the edges and for the links of another task's plan (which shares some of them). That
+    the preference changes routes at all is the next test."""
+    sc = _scenario(*case)
+    graphs = task_graphs(sc)
+    rng = random.Random(case[2])
+    for rates in _rate_vectors(sc, graphs, case[2])[1:6]:
+        for i, g in enumerate(graphs):
+            edges = [(u, v) for u, vs in g.dag.succ.items() for v in vs]
+            other = route_one(sc, graphs[i - 1], rates[i - 1], {})
+            for prefer in (frozenset(rng.sample(edges, len(edges) // 3)), G.plan_links(other or Flows())):
+                left_new: dict[tuple, float] = {}
+                left_ref: dict[tuple, float] = {}
+                got = route_one(sc, g, rates[i], left_new, prefer=prefer)
+                assert _items(got) == _items(reference_route_one(sc, g, rates[i], left_ref, prefer=prefer))
+                assert left_new == left_ref
+
+
+def test_a_preference_changes_routes():
+    """A preference for every link the plain greedy's plan does not use changes its routes on
+    the cases above (so the factor is applied, not ignored alike by both searches)."""
+    changed = 0
+    for case in [c for c in CASES if c[1] <= 8][::3]:
+        sc = _scenario(*case)
+        graphs = task_graphs(sc)
+        for rates in _rate_vectors(sc, graphs, case[2])[1:4]:
+            for g, r in zip(graphs, rates, strict=True):
+                plain = route_one(sc, g, r, {})
+                if plain is None:
+                    continue
+                everything_else = frozenset((u, v) for u, vs in g.dag.succ.items() for v in vs) - G.plan_links(plain)
+                changed += _items(route_one(sc, g, r, {}, prefer=everything_else)) != _items(plain)
+    assert changed > 0
 
 
 @pytest.mark.parametrize("case", [("fat-tree", 8, s, 40) for s in range(4)] + [("leaf-spine", 6, s, 12) for s in range(2)],
