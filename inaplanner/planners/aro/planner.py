@@ -99,7 +99,13 @@ from inaplanner.planners.aro.formulation import (
     ratio_model,
 )
 from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
-from inaplanner.planners.aro.greedy import greedy_flows, last_hop_options, plan_links, route_one
+from inaplanner.planners.aro.greedy import (
+    greedy_flows,
+    last_hop_options,
+    plan_links,
+    route_one,
+    task_index,
+)
 from inaplanner.planners.aro.milp import Milp, MilpResult
 from inaplanner.planners.aro.negotiate import Solve, negotiate, usage
 from inaplanner.planners.aro.probing import fix_known, probe_check
@@ -1207,11 +1213,11 @@ class AroPlanner:
         cancel.check()
         if hint is not None and _take(sc, g, hint, r, left):
             return hint
-        if hint is not None and (f := route_one(sc, g, r, left, cancel, prefer=plan_links(hint))) is not None:
-            return f
-        f = route_one(sc, g, r, left, cancel)
-        if f is not None:
-            return f
+        ix = task_index(sc, g)  # one for both searches
+        for prefer in ([plan_links(hint)] if hint is not None else []) + [None]:
+            f = route_one(sc, g, r, left, cancel, index=ix, prefer=prefer)
+            if f is not None:
+                return f
         for blocked in itertools.islice(last_hop_options(sc, g, r, left), 4):
             if budget.left() <= 0:
                 return None
