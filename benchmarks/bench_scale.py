@@ -105,23 +105,28 @@ def child(spec: dict) -> None:
 
 def run_child(spec: dict, timeout: float) -> dict:
     """Run :func:`child` in a fresh process; its peak memory is its own maximum resident set size
-    (``os.wait4``'s rusage of that child), killed after ``timeout`` seconds."""
+    (``os.wait4``'s rusage of that child), killed after ``timeout`` seconds. A child that fails
+    gives the status ``error: `` and the last line it wrote to stderr (an unknown planner, say)."""
+    import tempfile
     import threading
 
-    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    start = time.perf_counter()
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: the child never blocks on it
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        start = time.perf_counter()
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        why = ([ln.strip() for ln in err.read().splitlines() if ln.strip()] or [""])[-1]
     peak_mb = usage.ru_maxrss / 1024  # KiB on Linux
     line = out.strip().splitlines()[-1] if out.strip() else ""
     if not line:
-        return {"status": "killed" if proc.returncode < 0 else "error",
+        return {"status": "killed" if proc.returncode < 0 else f"error: {why}" if why else "error",
                 "wall": time.perf_counter() - start, "peak_mb": peak_mb}
     res = json.loads(line)
     res["peak_mb"] = peak_mb
@@ -154,6 +159,9 @@ def main(argv: list[str] | None = None) -> None:
         paths_benchmark()
         return
     planners = args.planners.split(",")
+    for size in args.sizes.split(","):  # here, not in the child, where the message would be lost
+        if not (size[:2] == "ft" and size[2:].isdigit() or size[:1] == "L" and size[1:].isdigit()):
+            ap.error(f"unknown size {size!r}: ft8, ft16, ft24, ft32 (any ftK), L3, L4, L5")
     print(f"{'instance':<20} {'planner':<28} {'objective':>10} {'bound':>9} {'gap':>7} {'wall s':>7} "
           f"{'cpu s':>7} {'peak MB':>8}  status / source", flush=True)
     for size in args.sizes.split(","):
