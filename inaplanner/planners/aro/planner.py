@@ -790,12 +790,11 @@ class AroPlanner:
         routes; the task is placed in what they leave, else routed jointly with one or two of
         them (:meth:`_repair`); :meth:`_place` starts from the task's current routes (they may
         still fit at the higher rate) and then keeps the greedy near them. The first move that
-        works is taken and the moves are listed
-        again; it stops when none works. Each move gets at most ``CLIMB_MOVE_SHARE`` of the
-        time left, and a rate vector that failed is not tried again. Levels between the best
-        plan and an undecided one are never checked by the level refutation (it bisects above
-        the undecided level); on fat-tree k=8 seed 2 it left 45.09 where (25, 25, 25, 25) is a
-        plan (50.1). Returns ``best`` or better."""
+        works is taken and the moves are listed again; it stops when none works. Each move gets
+        at most ``CLIMB_MOVE_SHARE`` of the time left, and a rate vector that failed is not tried
+        again. Levels between the best plan and an undecided one are never checked by the level
+        refutation (it bisects above the undecided level); on fat-tree k=8 seed 2 it left 45.09
+        where (25, 25, 25, 25) is a plan (50.1). Returns ``best`` or better."""
         cands = [rate_candidates(sc, g) for g in graphs]
         failed: set[tuple[float, ...]] = set()
         flows, rates = list(best.flows), list(best.rates)
