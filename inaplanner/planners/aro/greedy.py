@@ -34,13 +34,6 @@ KEEP_VALUES = True
 PREFER_COST = 0.2
 
 
-def task_index(sc: Scenario, g: TaskGraph) -> _TaskIndex:
-    """What :func:`route_one` makes of ``g`` before its search (``index=``), for a caller that
-    routes the same task more than once: made once, it is shared (fat-tree k=64 with 1,000
-    workers per job: a second index made for a second call took 140 MB more at the run's peak)."""
-    return _TaskIndex(sc, g)
-
-
 def plan_links(flows: Flows) -> frozenset[tuple[str, str]]:
     """The physical links (u, v) on which ``flows`` send anything: what :func:`route_one`'s
     ``prefer`` takes."""
@@ -59,7 +52,7 @@ def greedy_flows(
     admissible set of those pipelines (first the ones behind the most programmable switches that
     earlier tasks left room to reach)."""
     order = list(range(len(graphs)))
-    index: dict[int, _TaskIndex] = {}
+    index: dict[int, TaskIndex] = {}
     pipe: dict[tuple[str, str], int] = {}
     cap_of: dict[tuple, float] = {}
     for _attempt in range(len(graphs)):
@@ -67,7 +60,7 @@ def greedy_flows(
         out: dict[int, Flows] = {}
         for i in order:
             if i not in index:
-                index[i] = _TaskIndex(sc, graphs[i], pipe, cap_of)
+                index[i] = TaskIndex(sc, graphs[i], pipe, cap_of)
             flows = route_one(sc, graphs[i], rates[i], left, cancel, index=index[i])
             if flows is None:  # stuck: retry with this task routed first
                 order = [i] + [j for j in order if j != i]
@@ -80,17 +73,17 @@ def greedy_flows(
 
 def route_one(
     sc: Scenario, g: TaskGraph, rate: float, left: dict[tuple, float], cancel: CancelToken | None = None,
-    *, index: _TaskIndex | None = None, prefer: frozenset[tuple[str, str]] | None = None,
+    *, index: TaskIndex | None = None, prefer: frozenset[tuple[str, str]] | None = None,
 ) -> Flows | None:
     """Route one task at ``rate`` in the bandwidth ``left`` (resource -> what remains; missing
     resources are untouched) and take what it uses from ``left``; None (and ``left`` unchanged)
-    when the greedy finds no way. ``index``: a :class:`_TaskIndex` of ``sc`` and ``g`` that the
+    when the greedy finds no way. ``index``: a :class:`TaskIndex` of ``sc`` and ``g`` that the
     caller keeps from one call to the next (as :func:`greedy_flows` does). ``prefer``: physical
     links (u, v) a known plan of the task uses (:func:`plan_links`); they cost ``PREFER_COST`` of
     what other links cost, so the greedy keeps to that plan's aggregation tree where the
     bandwidth left allows and leaves it only where it must."""
     rate = max(rate, 0.0)
-    ix = _TaskIndex(sc, g) if index is None else index
+    ix = TaskIndex(sc, g) if index is None else index
     for blocked, fallback in _options(sc, g, rate, left):
         if fallback is not None and left:
             # a worker's fallback only for a task routed first: in what other tasks left, the
@@ -247,7 +240,7 @@ def last_hop_options(sc: Scenario, g: TaskGraph, rate: float, left: dict):  # no
 _Hop = tuple[str, int, int | None, int | None, int, bool]
 
 
-class _TaskIndex:
+class TaskIndex:
     """What :func:`_route_task` needs of one task graph besides the rate, the bandwidth left and
     the blocked edges, made once for all the calls of one :func:`greedy_flows` (or
     :func:`route_one`): the order of the workers, each node's next hops (made when the search
@@ -347,13 +340,13 @@ class _TaskIndex:
 
 def _route_task(
     sc: Scenario, g: TaskGraph, rate: float, left: dict, blocked: set, cancel: CancelToken | None = None,
-    index: _TaskIndex | None = None, fallback: set | None = None, prefer: frozenset | None = None,
+    index: TaskIndex | None = None, fallback: set | None = None, prefer: frozenset | None = None,
 ) -> Flows | None:
     """The task's workers routed one by one (see :func:`greedy_flows`) without the ``blocked``
     edges; a worker that finds no way may use the edges ``fallback`` does not block (it alone:
     the workers after it are routed without the ``blocked`` edges again). Links in ``prefer``
     cost ``PREFER_COST`` of their share (see :func:`route_one`)."""
-    ix = _TaskIndex(sc, g) if index is None else index
+    ix = TaskIndex(sc, g) if index is None else index
     assert ix.g is g and ix.sc is sc
     if not ix.ready:
         ix.prepare()

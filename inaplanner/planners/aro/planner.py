@@ -100,11 +100,11 @@ from inaplanner.planners.aro.formulation import (
 )
 from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
 from inaplanner.planners.aro.greedy import (
+    TaskIndex,
     greedy_flows,
     last_hop_options,
     plan_links,
     route_one,
-    task_index,
 )
 from inaplanner.planners.aro.milp import Milp, MilpResult
 from inaplanner.planners.aro.negotiate import Solve, negotiate, usage
@@ -1212,7 +1212,9 @@ class AroPlanner:
         cancel.check()
         if hint is not None and _take(sc, g, hint, r, left):
             return hint
-        ix = task_index(sc, g)  # one for both searches
+        # one index for both searches (fat-tree k=64 with 1,000 workers per job: a second one,
+        # made for the second search, took 140 MB more at the run's peak)
+        ix = TaskIndex(sc, g)
         for prefer in ([plan_links(hint)] if hint is not None else []) + [None]:
             f = route_one(sc, g, r, left, cancel, index=ix, prefer=prefer)
             if f is not None:
