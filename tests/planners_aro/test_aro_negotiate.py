@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from inaplanner.errors import Cancelled
+from inaplanner.evaluate import evaluate
 from inaplanner.planners import CancelToken, get, run_planner
 from inaplanner.planners.aro import negotiate as neg
 from inaplanner.planners.aro import planner as planner_module
@@ -179,3 +180,49 @@ def test_points_that_differ_only_within_the_margins_are_routed_once(make_leaf_sp
                          CancelToken(), _Record(Progress()))
     assert out is best
     assert len(routed) == 2  # up (or near) and the 1.4 point
+
+
+def test_the_searchs_undecided_points_are_negotiated_before_the_refutation(make_leaf_spine, monkeypatch):
+    """On large models the rate vectors the search along the balanced direction leaves undecided
+    are routed by negotiation before the level refutation (fat-tree k=16 with 200 workers per
+    job, seed 2: (25, 25, 25, 25), left undecided by the search after 26 s and by the
+    refutation after 9 s, was found by negotiation only after both, with 16 s left to refute
+    above it). Here every joint check of the search is made undecided and the model counts as
+    large: negotiation gets exactly those points, before any refutation, and its plan holds."""
+    sc = make_leaf_spine(1, **MJMT2)  # the search runs here (seed 0 is closed before it)
+    aro = get("aro")
+    monkeypatch.setattr(planner_module, "NEGOTIATE_MIN_COLS", 0)
+    real_feasible = aro._feasible
+    undecided: list[list[float]] = []
+
+    def feasible(sc, graphs, rates, clock, cancel, heuristics=True, **kw):
+        if len(graphs) > 1 and heuristics:  # the search's checks (the refutation's have heuristics off)
+            undecided.append(list(rates))
+            return "timeout", None
+        return real_feasible(sc, graphs, rates, clock, cancel, heuristics=heuristics, **kw)
+
+    order: list[str] = []
+    negotiated: list[list[list[float]]] = []
+    real_negotiate, real_refute = aro._negotiate, aro._refute
+
+    def negotiate(sc, graphs, objective, points, best, *args, **kw):
+        order.append("negotiate")
+        negotiated.append([[float(v) for v in p] for p in points])
+        out = real_negotiate(sc, graphs, objective, points, best, *args, **kw)
+        assert out is best or aro._holds(sc, graphs, out.flows, out.rates)
+        return out
+
+    def refute(*args, **kw):
+        order.append("refute")
+        return real_refute(*args, **kw)
+
+    monkeypatch.setattr(aro, "_feasible", feasible)
+    monkeypatch.setattr(aro, "_corners", lambda sc, graphs, objective, reached, best, *a, **k: best)
+    monkeypatch.setattr(aro, "_negotiate", negotiate)
+    monkeypatch.setattr(aro, "_refute", refute)
+    plan = run_planner(aro, sc, {"time_limit": 30, "exact": "never"})
+    assert undecided, "the search made no joint check"
+    assert order and order[0] == "negotiate", order
+    assert negotiated[0] == undecided
+    ev = evaluate(sc, plan)
+    assert ev.valid and ev.feasible

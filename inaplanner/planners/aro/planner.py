@@ -49,7 +49,10 @@ undecided, which that bisection never checks. A plan better than the one the ref
 at lets a second pass of it go on (:meth:`AroPlanner._refute`): the undecided points that stopped
 it, mostly plans, no longer beat the best plan, so they are not checked (fat-tree k=8 seed 2: the
 bound 53.46 -> 51.79 after the climb's 50.1). With several tasks per job the search of step 3
-yields plans only, so it gets at most half the time left and does not retry an undecided level.
+yields plans only, so it gets at most half the time left and does not retry an undecided level;
+on large models the rate vectors it leaves undecided are negotiated right after it, before the
+refutation, with half the time left (fat-tree k=16 with 200 workers per job, seed 2: after the
+refutation, negotiation had too little time left for (25, 25, 25, 25) in 4 of 9 runs).
 The exact joint model of step 5 runs only on small models.
 
 At scale (issue 13): the run's clock (:class:`_Clock`, wall or CPU per ``limit_kind``) bounds every
@@ -555,6 +558,8 @@ class AroPlanner:
             level = min(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
             rho = np.array([level / objective.weights[objective.job_of[i]] for i in range(len(graphs))])
         several = len(set(objective.job_of)) < len(graphs)
+        large = sum(len(g.edges) + len(g.inps) for g in graphs) >= NEGOTIATE_MIN_COLS
+        unsettled: list[np.ndarray] = []  # rate vectors the search left undecided
         if not closed() and bound > 0 and rho.max() > 0:
             rho_l = [float(r) for r in rho]
             cands, complete = direction_candidates(sc, graphs, rho_l)
@@ -565,8 +570,11 @@ class AroPlanner:
             along = clock.sub(SEARCH_SHARE * clock.left()) if several else clock
 
             def check(theta: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
-                return self._feasible(sc, graphs, [theta * r for r in rho_l], along, cancel, hints=hints,
-                                      share=share)
+                rates = [theta * r for r in rho_l]
+                status, flows = self._feasible(sc, graphs, rates, along, cancel, hints=hints, share=share)
+                if flows is None and status != "infeasible":
+                    unsettled.append(np.asarray(rates))
+                return status, flows
 
             def value(flows: list[Flows]) -> float:
                 nonlocal best
@@ -600,6 +608,16 @@ class AroPlanner:
                 weighted = sum(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
                 bound = min(bound, max(top, found.lo) * level + MU * weighted)
                 rec.tighten(bound)
+        # 3a. large models: the search's undecided rate vectors, routed by negotiated congestion
+        #     before the refutation, with half the time left. A plan found here is the one the
+        #     refutation starts from (fat-tree k=16 with 200 workers per job, seed 2:
+        #     (25, 25, 25, 25) was left undecided by the search after 26 s and again by the
+        #     refutation after 9 s; negotiation, which needs 23-25 s there, came only after both
+        #     and failed in 4 of 9 runs)
+        if several and large and unsettled and not closed() and clock.left() > 0:
+            rec.enter("negotiate", 0.52, "negotiated routing of the search's undecided rate vectors")
+            best = self._negotiate(sc, graphs, objective, unsettled, best,
+                                   clock.sub(EARLY_NEGOTIATE_SHARE * clock.left()), cancel, rec, share=1.0)
         # 4. jobs with several tasks: refute levels of the main term by covering each job's
         #    rate simplex with boxes (see _cover), bisecting between the best plan and the bound;
         #    a feasible box point is a plan, often a better one
@@ -630,8 +648,7 @@ class AroPlanner:
         refuted_with = best.objective
         # 4b. on large models, the undecided rate vectors that would beat the best plan: routed by
         #     negotiated congestion, with one stretch of the time left
-        if several and not closed() and clock.left() > 0 and levels.memo.get("undecided") \
-                and sum(len(g.edges) + len(g.inps) for g in graphs) >= NEGOTIATE_MIN_COLS:
+        if several and not closed() and clock.left() > 0 and levels.memo.get("undecided") and large:
             rec.enter("negotiate", 0.62, "negotiated routing of undecided rate vectors")
             best = self._negotiate(sc, graphs, objective, [p for p, _ in levels.memo["undecided"]], best, clock, cancel,
                                    rec)
@@ -715,14 +732,14 @@ class AroPlanner:
 
     def _negotiate(
         self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, points: list[np.ndarray], best: Outcome,
-        clock: _Clock, cancel: CancelToken, rec: _Record,
+        clock: _Clock, cancel: CancelToken, rec: _Record, share: float | None = None,
     ) -> Outcome:
-        """Rate vectors the level refutation left undecided, best first, routed by negotiated
-        congestion (:func:`negotiate`), each with ``NEGOTIATE_SHARE`` of the time left in one
-        stretch (the refutation's checks each start HiGHS afresh with a few seconds; fat-tree
-        k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) was checked for 27, 10 and 8 s
-        and never found, where negotiation finds a plan in 19-27 s). The first plan found ends
-        it: the rest are worth less."""
+        """Rate vectors left undecided, best first, routed by negotiated congestion
+        (:func:`negotiate`), each with ``share`` of the time left in one stretch
+        (``NEGOTIATE_SHARE`` unless given; the refutation's checks each start HiGHS afresh with a
+        few seconds; fat-tree k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) was checked
+        for 27, 10 and 8 s and never found, where negotiation finds a plan in 19-27 s). The first
+        plan found ends it: the rest are worth less."""
         seen: list[list[float]] = []
         for point in sorted(points, key=lambda q: -objective.value(q)):
             rates = [float(v) for v in point]
@@ -731,7 +748,7 @@ class AroPlanner:
             if clock.left() <= 0:
                 break
             seen.append(rates)
-            talks = clock.sub(NEGOTIATE_SHARE * clock.left())
+            talks = clock.sub((NEGOTIATE_SHARE if share is None else share) * clock.left())
             agreed = negotiate(sc, graphs, rates, _solver(talks, cancel), talks.left, cancel.check)
             if agreed is not None and self._holds(sc, graphs, agreed, rates):
                 return self._improve(sc, graphs, objective, agreed, best, rec)
@@ -1257,6 +1274,11 @@ LP_BOUND_MAX_EDGES = 2000
 #: from 45.09 to 36.75.
 NEGOTIATE_MIN_COLS = 4000
 NEGOTIATE_SHARE = 0.8
+#: The share of the time left that negotiation of the search's undecided rate vectors may take
+#: before the level refutation, all of them together; the first (the best) may take all of it.
+#: Fat-tree k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) takes 22.6-24.7 s, and with
+#: ``NEGOTIATE_SHARE`` of this share (26.7 s in that run) it once failed.
+EARLY_NEGOTIATE_SHARE = 0.5
 #: A feasibility MILP gets at most this share of the remaining time (and at least this many s).
 CHECK_SHARE = 0.5
 #: Probing the pipelines next to each PS (:mod:`probing`: the solo probes before a check's
