@@ -45,21 +45,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_PLANNERS = "aro,grid,grid-authors,inart,atp,random"
 
 
+def unknown_size(size: str) -> str | None:
+    """Why ``size`` names no instance this benchmark builds, or None when it names one."""
+    if size[:2] == "ft" and size[2:].isdigit() or size[:1] == "L" and size[1:].isdigit():
+        return None
+    return f"unknown size {size!r}: ft8, ft16, ft24, ft32 (any ftK), L3, L4, L5"
+
+
 def build(size: str, workers: int, seed: int, fan_in: int | None):
     from inaplanner.topologies import fat_tree, mark_programmable, place_jobs, set_max_fan_in
 
+    if (why := unknown_size(size)) is not None:
+        raise SystemExit(why)
     if size.startswith("ft"):
         sc = fat_tree(int(size[2:]))
         mark_programmable(sc, 0.2, pipelines=4, seed=seed)
         place_jobs(sc, 2, 2, workers, seed=seed)
         sc.name = f"{size} w{workers} seed {seed}"
-    elif size.startswith("L"):
+    else:
         sys.path.insert(0, HERE)
         import bench_aro
 
         sc = bench_aro.build(size, seed)
-    else:
-        raise SystemExit(f"unknown size {size!r}: ft8, ft16, ft24, ft32 (any ftK), L3, L4, L5")
     set_max_fan_in(sc, fan_in)
     return sc
 
@@ -160,8 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     planners = args.planners.split(",")
     for size in args.sizes.split(","):  # here, not in the child, where the message would be lost
-        if not (size[:2] == "ft" and size[2:].isdigit() or size[:1] == "L" and size[1:].isdigit()):
-            ap.error(f"unknown size {size!r}: ft8, ft16, ft24, ft32 (any ftK), L3, L4, L5")
+        if (why := unknown_size(size)) is not None:
+            ap.error(why)
     print(f"{'instance':<20} {'planner':<28} {'objective':>10} {'bound':>9} {'gap':>7} {'wall s':>7} "
           f"{'cpu s':>7} {'peak MB':>8}  status / source", flush=True)
     for size in args.sizes.split(","):

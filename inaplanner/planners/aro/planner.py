@@ -613,10 +613,9 @@ class AroPlanner:
         #     refutation starts from (fat-tree k=16 with 200 workers per job, seed 2:
         #     (25, 25, 25, 25) was left undecided by the search after 26 s and again by the
         #     refutation after 9 s; negotiation, which needs 23-25 s there, came only after both
-        #     and failed in 4 of 9 runs)
-        #     Only points that beat the best plan by ``CORNER_MIN_GAIN`` or more, as for the
-        #     corners (the same fat-tree, seed 0: 26 s for nothing on (33.3, 33.3, 33.3, 25), 0.014 %
-        #     above the best plan).
+        #     and failed in 4 of 9 runs). Only points that beat the best plan by
+        #     ``CORNER_MIN_GAIN`` or more, as for the corners (the same fat-tree, seed 0: 26 s for
+        #     nothing on (33.3, 33.3, 33.3, 25), 0.014 % above the best plan).
         unsettled = [p for p in unsettled if objective.value(p) > best.objective * (1 + CORNER_MIN_GAIN) + REL]
         if several and large and unsettled and not closed() and clock.left() > 0:
             rec.enter("negotiate", 0.52, "negotiated routing of the search's undecided rate vectors")
