@@ -141,7 +141,7 @@ def test_the_single_task_solves_share_half_the_limit(monkeypatch, make_leaf_spin
     class Stop(Exception):
         pass
 
-    def single(self, sc, g, objective, clock, cancel, warm, rec=None):
+    def single(self, sc, g, objective, clock, cancel, warm, rec=None, retry=True):
         given.append(clock.left())
         now[0] += clock.left()  # a hard task: it takes all it gets
         if len(given) == len(graphs):
