@@ -10,7 +10,7 @@ import pulp
 import pytest
 
 from inaplanner.errors import Cancelled, PlanError
-from inaplanner.planners.aro.milp import IPM_WATCH_MIN_NNZ, Milp
+from inaplanner.planners.aro.milp import INTERRUPT_POLL_SECONDS, IPM_WATCH_MIN_NNZ, Milp
 from inaplanner.planners.solver import CancelToken, highs_status, new_variable, solve
 
 HS = highspy.HighsModelStatus
@@ -88,6 +88,25 @@ def test_interior_point_honours_the_deadline_on_large_models():
     small = _transport(20)
     assert len(small.row_idx) < IPM_WATCH_MIN_NNZ
     assert small.solve(relax=True, ipm=True, presolve=False, stop=lambda: True).status == "optimal"
+
+
+def test_the_deadline_is_polled_at_most_every_poll_interval():
+    """Interior point calls back thousands of times a second; the deadline (here a counter that
+    never stops it) is asked at most once per ``INTERRUPT_POLL_SECONDS``, and at least once."""
+    import time
+
+    big = _transport(110)
+    asked = []
+
+    def stop() -> bool:
+        asked.append(time.perf_counter())
+        return False
+
+    begin = time.perf_counter()
+    assert big.solve(relax=True, ipm=True, presolve=False, stop=stop).status == "optimal"
+    seconds = time.perf_counter() - begin
+    assert 1 <= len(asked) <= seconds / INTERRUPT_POLL_SECONDS + 1
+    assert all(b - a >= INTERRUPT_POLL_SECONDS for a, b in zip(asked, asked[1:], strict=False))
 
 
 class _CancelledAfterStart(CancelToken):

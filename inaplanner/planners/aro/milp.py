@@ -11,6 +11,7 @@ callback and raises :class:`~inaplanner.errors.Cancelled`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ INF = highspy.kHighsInf
 #: workers per job, 34,362 nonzeros: 0.4 s), so cancel still acts well within a second: it is
 #: honoured when the solve returns.
 IPM_WATCH_MIN_NNZ = 20_000
+#: The interrupt callback asks for cancel and the deadline at most this often (seconds); the
+#: calls between return at once.
+INTERRUPT_POLL_SECONDS = 0.01
 
 
 @dataclass
@@ -153,7 +157,13 @@ class Milp:
 
         stopped = {"flag": False}
 
+        polled = [-math.inf]
+
         def on_interrupt(event) -> None:  # noqa: ANN001 - highspy callback event
+            now = time.perf_counter()
+            if now - polled[0] < INTERRUPT_POLL_SECONDS:
+                return
+            polled[0] = now
             if cancel is not None and cancel.cancelled:
                 event.interrupt()
                 interrupted["flag"] = True
