@@ -529,9 +529,8 @@ class AroPlanner:
         solo = self._settle_alone(sc, graphs, objective, solo, alone, cancel)
         timed_out = any(o.timed_out for o in solo)
         hints = {g.task: o.flows[0] for g, o in zip(graphs, solo, strict=True)}
-        upper = [o.bound if o.bound is not None else math.inf for o in solo]
-        bound_valid = all(math.isfinite(u) for u in upper)
-        finite = [u if math.isfinite(u) else o.objective * 1e3 for u, o in zip(upper, solo, strict=True)]
+        bound_valid = all(o.bound is not None and math.isfinite(o.bound) for o in solo)
+        finite = _limits(solo)
         # 2. the rate bound and the direction reaching it
         bound, rho = rate_bound(sc, graphs, objective, finite)
         reached = [o.objective for o in solo]
@@ -1084,18 +1083,14 @@ class AroPlanner:
         workers per job, seed 1: one task of the job that does not bind spent 14 s and then 13 s
         more on 50 Gbps, undecided both times, 27 of the 33 s the tasks alone took)."""
         solo = list(solo)
-
-        def limits(outs: list[Outcome]) -> list[float]:
-            return [o.bound if o.bound is not None else o.objective * 1e3 for o in outs]
-
         for i, g in enumerate(graphs):
             o = solo[i]
             if o.bound is not None and o.bound <= o.objective * (1 + 1e-9) or clock.left() <= RETRY_MIN_SECONDS:
                 continue
-            now = rate_bound(sc, graphs, objective, limits(solo))[0]
-            proven = limits(solo)
-            proven[i] = o.objective
-            if rate_bound(sc, graphs, objective, proven)[0] >= now * (1 - CORNER_MIN_GAIN):
+            limits = _limits(solo)
+            now = rate_bound(sc, graphs, objective, limits)[0]
+            limits[i] = o.objective
+            if rate_bound(sc, graphs, objective, limits)[0] >= now * (1 - CORNER_MIN_GAIN):
                 continue
             cancel.check()
             again = self._single(sc, g, SINGLE, clock, cancel, o.flows[0])
@@ -1393,6 +1388,12 @@ class _Found:
     lo: float  # best value reached
     refuted: float  # smallest candidate proven infeasible (inf if none)
     timed_out: bool
+
+
+def _limits(solo: list[Outcome]) -> list[float]:
+    """Each task's rate limit from its outcome alone: its proven bound, or, where none was
+    proven, a thousand times what it reached (a limit that never binds)."""
+    return [o.bound if o.bound is not None and math.isfinite(o.bound) else o.objective * 1e3 for o in solo]
 
 
 def _search(
