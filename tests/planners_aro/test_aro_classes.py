@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from inaplanner.planners.aro.classes import SAME_POINT_RTOL, lifted, refuted_floor, same_point
+from inaplanner.planners.aro.classes import (
+    SAME_POINT_RTOL,
+    Refuted,
+    lifted,
+    refuted_floor,
+    same_point,
+)
 
 
 def admitted(rates, b, most=12):
@@ -74,3 +80,47 @@ def test_points_that_differ_only_within_the_margins_are_one():
     assert lifted(seen[2], [100.0]) == pytest.approx(seen[0], rel=SAME_POINT_RTOL)
     assert not same_point([31.25, 31.25, 37.5, 25.0], [31.25, 31.25, 37.5, 25.1])
     assert not same_point([25.0, 16.67], [25.0, 20.0])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_what_a_refuted_point_refutes_refuses_all_it_refuses_and_holds_its_floor(seed):
+    """Every rate vector ``Refuted`` holds refuses each count vector the point refuses (so an
+    infeasible check at the point refutes it); every such vector of the samples is held, those
+    above ``refuted_floor`` included."""
+    rates, bands = _case(seed)
+    region = Refuted(len(rates))
+    assert region.add(rates, bands)
+    floor = refuted_floor(rates, bands)
+    rng = random.Random(seed + 2000)
+    samples = [[x * rng.uniform(0.6, 1.4) for x in rates] for _ in range(60)]
+    samples += [[x + rng.uniform(0.0, 1.0) * (p - x + 1.0) for x, p in zip(floor, rates, strict=True)]
+                for _ in range(20)]
+    held = 0
+    for r in samples:
+        refuses = all(admitted(r, b) <= admitted(rates, b) for b in bands)
+        if region.holds(r):
+            assert refuses, (r, rates, bands)
+            held += 1
+        elif refuses:  # only a count vector within the margin of a bandwidth may keep it out
+            assert any(abs(sum(k * x for k, x in zip(n, r, strict=True)) - b) <= 1e-5 * b
+                       for b in bands for n in itertools.product(range(13), repeat=len(r)))
+    assert held >= 20  # at least the points above the floor
+
+
+def test_a_refuted_point_refutes_more_than_its_floor():
+    """Fat-tree k=16 with 200 workers per job, seed 2, level 54.17: the floor of the refuted
+    (33.33, 25, 33.33, 20.83) lies within 0.01 % of it, so the orthant above it refutes
+    nothing more. The region refutes (29.73, 26.44, 29.77, 22.54), a rate vector of a box the
+    cover would otherwise check: it refuses every count vector the point refuses on 100 Gbps,
+    though three of its rates are lower."""
+    p = [100 / 3, 25.0, 100 / 3, 54.17 - 100 / 3]
+    region = Refuted(4)
+    assert region.add(p, [100.0])
+    floor = refuted_floor(p, [100.0])
+    assert all(f > x * (1 - 1e-4) for f, x in zip(floor, p, strict=True))
+    r = [29.73, 26.44, 29.77, 22.54]
+    assert region.holds(r)
+    assert admitted(r, 100.0, 5) <= admitted(p, 100.0, 5)
+    assert not all(a >= f for a, f in zip(r, floor, strict=True))
+    assert not region.holds([30.0, 27.5, 100 / 3, 20.9])  # 30 + 27.5 + 2 x 20.9 fits: not refuted
+    assert len(region) == 1 and not Refuted(6).add([0.5] * 6, [100.0])  # too many count vectors

@@ -326,3 +326,45 @@ def test_an_undecided_candidate_gets_the_time_left():
 
     found = _search([1.0, 2.0, 3.0], 0.0, check, lambda f: f[0], _Clock(10))
     assert found.lo == 3.0 and shares[-1] == (3.0, 1.0) and not found.timed_out
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_on_large_models_a_check_of_the_search_gets_a_quarter_of_its_time(monkeypatch, make_leaf_spine, large):
+    """With several tasks per job the search along the balanced direction yields plans only.
+    On large models (``NEGOTIATE_MIN_COLS`` columns, here lowered to 0 to make this one large)
+    each of its checks may take a quarter of its time, not half: an undecided point is
+    negotiated next, and the refutation needs the time (fat-tree k=16 with 200 workers per job,
+    seed 2: it starts at 61 s instead of 74 s and refutes 54.17 before the limit)."""
+    import inaplanner.planners.aro.planner as aro
+
+    if large:
+        monkeypatch.setattr(aro, "NEGOTIATE_MIN_COLS", 0)
+    sc = make_leaf_spine(2, **MJMT2)  # a case whose joint search makes several checks
+    graphs = task_graphs(sc)
+    inside = [False]
+    shares: list[float] = []
+    real_search, real_feasible = aro._search, aro.AroPlanner._feasible
+
+    def search(*args, **kwargs):
+        inside[0] = True
+        try:
+            return real_search(*args, **kwargs)
+        finally:
+            inside[0] = False
+
+    def feasible(self, sc, graphs, rates, clock, cancel, **kwargs):
+        if inside[0] and len(graphs) > 1:  # the joint search (each task alone searches too)
+            shares.append(kwargs.get("share", 0.5))
+        return real_feasible(self, sc, graphs, rates, clock, cancel, **kwargs)
+
+    monkeypatch.setattr(aro, "_search", search)
+    monkeypatch.setattr(aro.AroPlanner, "_feasible", feasible)
+    params = {"sro": False, "app": False, "qsr": False, "alpha": 0.6, "qsr_levels": 100, "gap": 1e-6,
+              "exact": "never", "seed": 0}
+    get("aro")._solve(sc, graphs, objective_for(sc, sc.tasks()), params, _Clock(20, "cpu"), CancelToken(), None,
+                      _Record(Progress()))
+    assert shares
+    if large:
+        assert max(shares) == pytest.approx(aro.SEARCH_LARGE_CHECK_SHARE)
+    else:
+        assert max(shares) == pytest.approx(aro.CHECK_SHARE)

@@ -10,13 +10,17 @@ that admits the same count vectors on every bandwidth:
 * :func:`refuted_floor` — if p is infeasible, so is every r whose admitted sets are inside p's,
   i.e. every r that still refuses each count vector p refuses. The rate vectors >= the returned
   floor all do (a region below p, not only the box above it).
+* :class:`Refuted` — all of what an infeasible p refutes: every r that refuses each count
+  vector p refuses, the intersection of the half-spaces n . r > b of p's minimal refused
+  vectors (the orthant above :func:`refuted_floor` is one corner of it).
 * :func:`lifted` — a point q >= p that admits every count vector p admits (so A(q) = A(p)): a
   check at q answers for p, with a tighter LP relaxation (fat-tree k=8 seed 0: the check at
   (25, 16.88, 16.88, 16.88) stayed undecided for 3 s where (25, 16.89, 16.89, 16.89), a point
   with the same admitted sets, was refuted in 0.6 s); a plan found at q is a better plan.
 
-Both enumerate the count vectors of a box (at most ``floor(b / p_i) + 1`` flows of task i), so they
-give up (return p) when the box is large (many tasks at small rates). They keep margins well
+All three enumerate the count vectors of a box (at most ``floor(b / p_i) + 1`` flows of task i),
+so they give up when the box is large (many tasks at small rates): the functions return p,
+``Refuted`` adds nothing. They keep margins well
 above the model's tolerances (``1e-12`` relative on shared rows, ``1e-9`` on one task's flow
 bound): a count vector within ``MARGIN`` of a bandwidth holds its coordinates where they are.
 """
@@ -132,3 +136,63 @@ def _move(rates: list[float], bandwidths: Iterable[float], up: bool) -> list[flo
         if math.isfinite(step) and step > 0:
             q[j] += step if up else -step
     return _placed(rates, pos, q)
+
+
+class Refuted:
+    """Rate vectors refuted by count vectors: for each point added, every rate vector that refuses
+    each count vector the point refuses, on each bandwidth. That set is convex, the intersection
+    of the half-spaces ``n . r > b`` of the minimal count vectors n the point refuses, and an
+    infeasible check at the point (or at a point admitting the same vectors, :func:`lifted`)
+    refutes all of it. :func:`refuted_floor` gives one orthant inside it; the set is larger
+    (docs/scale.md, round 25).
+
+    Kept on the safe side of the model's tolerances: a vector is refused at the point as in
+    the model's shared rows (above the bandwidth by more than ``1e-12`` of it; a one-task row
+    refuses no more than that), and a rate vector belongs to the set only if it refuses each
+    such vector by more than ``MARGIN``. A point whose boxes are too large to
+    enumerate adds nothing. All the half-spaces are kept in one matrix, so asking costs one
+    product however many points were added."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []  # (count vectors, bandwidths) per point
+        self._matrix: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def add(self, rates: list[float], bandwidths: Iterable[float]) -> bool:
+        """Add the region of ``rates``; False when its boxes are too large (nothing added)."""
+        boxes = _boxes(rates, bandwidths, 1)
+        if boxes is None or len(rates) != self.size:
+            return False
+        p, pos, per_band = boxes
+        rows: list[np.ndarray] = []
+        caps: list[np.ndarray] = []
+        for n, s, b in per_band:
+            # refused, and minimal: one flow fewer of any task it has is admitted (the box
+            # holds every such vector, and refusal only grows with the counts)
+            refused = s > b * (1 + 1e-12)
+            less = np.where(n > 0, s[:, None] - p[None, :], -np.inf)
+            minimal = refused & np.all(less <= b * (1 + 1e-12), axis=1)
+            full = np.zeros((int(minimal.sum()), self.size))
+            full[:, pos] = n[minimal]
+            rows.append(full)
+            caps.append(np.full(len(full), b * (1 + MARGIN)))
+        if not sum(len(r) for r in rows):
+            return False
+        self._parts.append((np.vstack(rows), np.concatenate(caps)))
+        self._matrix = None
+        return True
+
+    def holds(self, point: Iterable[float]) -> bool:
+        """Whether ``point`` lies in the region of some added point."""
+        if not self._parts:
+            return False
+        if self._matrix is None:
+            owner = np.concatenate([np.full(len(c), k) for k, (_, c) in enumerate(self._parts)])
+            self._matrix = (np.vstack([n for n, _ in self._parts]), np.concatenate([c for _, c in self._parts]), owner)
+        n, caps, owner = self._matrix
+        r = np.asarray(list(point), dtype=float)
+        failed = owner[~(n @ r > caps)]
+        return bool(np.bincount(failed, minlength=len(self._parts)).min() == 0)

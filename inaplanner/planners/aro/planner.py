@@ -52,9 +52,11 @@ fat-tree k=8 and k=16 it finds plans between the best one and levels the refutat
 undecided, which that bisection never checks. A plan better than the one the refutation stopped
 at lets a second pass of it go on (:meth:`AroPlanner._refute`): the undecided points that stopped
 it, mostly plans, no longer beat the best plan, so they are not checked (fat-tree k=8 seed 2: the
-bound 53.46 -> 51.79 after the climb's 50.1). With several tasks per job the search of step 3
-yields plans only, so it gets at most half the time left and does not retry an undecided level;
-on large models the rate vectors it leaves undecided are negotiated right after it, before the
+bound 53.46 -> 51.79 after the climb's 50.1). On small models, before that pass, the undecided
+point worth most is checked again with half the time left (:meth:`AroPlanner._recheck`). With
+several tasks per job the search of step 3 yields plans only, so it gets at most half the time
+left and does not retry an undecided level; on large models each of its checks gets a quarter
+of that, and the rate vectors it leaves undecided are negotiated right after it, before the
 refutation, with half the time left (fat-tree k=16 with 200 workers per job, seed 2: after the
 refutation, negotiation had too little time left for (25, 25, 25, 25) in 4 of 9 runs).
 The exact joint model of step 5 runs only on small models.
@@ -91,7 +93,7 @@ from inaplanner.errors import Cancelled, PlanError
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, Scenario, TaskPlan
 from inaplanner.planners.aro.accel import app_prune, rebuild, sro_stage1, sro_unused
-from inaplanner.planners.aro.classes import lifted, refuted_floor, same_point
+from inaplanner.planners.aro.classes import Refuted, lifted, refuted_floor, same_point
 from inaplanner.planners.aro.formulation import (
     MU,
     Flows,
@@ -154,6 +156,7 @@ class _Levels:
     extra: float
     bands: set[float]
     memo: dict[str, list] = field(default_factory=dict)
+    refuted: Refuted | None = None  # what the refuted points refute (module ``classes``)
 
 
 class _Clock:
@@ -580,7 +583,15 @@ class AroPlanner:
             # again when retried)
             along = clock.sub(SEARCH_SHARE * clock.left()) if several else clock
 
+            # on large models each check of this search gets a quarter of its time, not half:
+            # an undecided point goes to negotiation next (3a), and the refutation needs the
+            # time (fat-tree k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) left
+            # undecided after 13.6 s instead of 26 s, the refutation starts at 61 s instead of
+            # 74 s and refutes 54.17 before the limit)
+            share_cap = SEARCH_LARGE_CHECK_SHARE if several and large else math.inf
+
             def check(theta: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
+                share = min(share, share_cap)
                 rates = [theta * r for r in rho_l]
                 status, flows = self._feasible(sc, graphs, rates, along, cancel, hints=hints, share=share)
                 if flows is None and status != "infeasible":
@@ -672,6 +683,10 @@ class AroPlanner:
             rec.enter("climb", 0.65, "raising one task at a time")
             best = self._climb(sc, graphs, objective, [o.objective for o in solo], best, clock, cancel, rec,
                                bound if bound_valid else math.inf)
+        # 4c'. small models: the undecided rate vector worth most, if it would beat the best plan,
+        #     checked again with half the time left
+        if several and not closed() and clock.left() > 0 and not large:
+            best = self._recheck(sc, graphs, objective, levels, best, clock, cancel, rec)
         # 4d. a plan better than the one the refutation stopped at leaves fewer points worth a
         #     check (_cover): refute again above it
         if several and bound_valid and best.objective > refuted_with * (1 + REL) and not closed() \
@@ -686,6 +701,9 @@ class AroPlanner:
                                                    bool(params["qsr"]), int(params["qsr_levels"]), gap, clock,
                                                    cancel, rec, 0.7, "exact joint model")
             timed_out |= out_of_time
+        # the limit cut the last step short with the gap open (fat-tree k=8 seed 1: the recheck
+        # ran to the limit, and no exact model came after it to say so)
+        timed_out |= clock.left() <= 0 and not closed()
         best.bound = bound if bound_valid else None
         best.timed_out = timed_out
         return best
@@ -804,6 +822,28 @@ class AroPlanner:
         rec.offer(flows, rates, value)
         return Outcome(flows, rates, value, None)
 
+    def _recheck(
+        self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, levels: _Levels, best: Outcome,
+        clock: _Clock, cancel: CancelToken, rec: _Record,
+    ) -> Outcome:
+        """The rate vector the refutation left undecided that is worth most, if it would beat
+        ``best``, checked again (the whole check, heuristics first) with ``RECHECK_SHARE`` of the
+        time left; its plan if one is found and better. Such points are mostly plans: on fat-tree
+        k=8 seed 0 the cover left (16.67, 25, 16.67, 25) undecided after 7.9 s in some runs and
+        found it a plan after 7.9 s in others, and the exact model then had 44 s and found
+        nothing. Found, it lets the second pass of the refutation go on above it (41.75 / 42.84
+        instead of 40.08 / 50.14). Large models negotiate these points instead
+        (:meth:`_negotiate`)."""
+        beaten = _main_term(objective, best.rates)
+        open_points = [list(p) for p, _ in levels.memo.get("undecided", [])
+                       if _main_term(objective, list(p)) > beaten * (1 + REL)]
+        if not open_points:
+            return best
+        rec.enter("recheck", 0.66, "checking an undecided rate vector again")
+        point = max(open_points, key=objective.value)
+        _, flows = self._feasible(sc, graphs, point, clock, cancel, share=RECHECK_SHARE)
+        return best if flows is None else self._improve(sc, graphs, objective, flows, best, rec)
+
     def _climb(
         self,
         sc: Scenario,
@@ -897,8 +937,10 @@ class AroPlanner:
             if levels.hi <= lo * (1 + max(gap, 1e-4)):
                 break
             target = max(0.5 * (lo + levels.hi), lo * (1 + max(gap, 1e-4)))
+            if levels.refuted is None:
+                levels.refuted = Refuted(len(graphs))
             verdict, flows = self._cover(sc, graphs, objective, upper, target, clock, cancel, rec, levels.memo,
-                                         levels.bands)
+                                         levels.bands, levels.refuted)
             if verdict == "refuted":
                 levels.hi = target
                 rec.tighten(target + levels.extra)
@@ -923,6 +965,7 @@ class AroPlanner:
         rec: _Record,
         memo: dict[str, list],
         bands: set[float],
+        refuted: Refuted | None = None,
     ) -> tuple[str, list[Flows] | None]:
         """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
         beta_s T_s, Eq. 3 without mu) reaches ``level``? ('refuted', None), ('feasible', flows)
@@ -935,7 +978,10 @@ class AroPlanner:
         relaxation usually settles it) or above a task's own optimum, so is the whole box. A
         feasible p splits the box's widest interval, and so, unchecked, does a p whose main term
         is no better than the best plan's (``rec.rates``): splitting only covers the same box with
-        smaller ones, whose least points rise towards the level. Boxes narrower than
+        smaller ones, whose least points rise towards the level; the lower half first. A box
+        whose least point (or its lifted point) lies in what a refuted point refutes
+        (``refuted``, :class:`~inaplanner.planners.aro.classes.Refuted`: every rate vector
+        refusing each count vector that point refuses) needs no check. Boxes narrower than
         ``COVER_TOL`` T_s stop the search (the level is then within that of a point not refuted).
         With one task per job this is a single check."""
         per_job: dict[int, list[int]] = {}
@@ -953,6 +999,16 @@ class AroPlanner:
         no = memo.setdefault("no", [])
         undecided = memo.setdefault("undecided", [])  # (point, the seconds its check had)
         beaten = -math.inf if rec.rates is None else _main_term(objective, rec.rates)
+        # the same points as matrices, with the tolerances applied: a cover tests thousands of
+        # boxes against hundreds of points (fat-tree k=8 seed 2: a tenth of a run went to testing
+        # them one at a time)
+        width = len(graphs)
+        no_low = np.reshape(np.asarray(no, dtype=float), (-1, width)) * (1 - 1e-12)
+        yes_high = np.reshape(np.asarray(yes, dtype=float), (-1, width)) * (1 + 1e-12)
+
+        def above_refuted(v: np.ndarray) -> bool:
+            return bool(np.any(np.all(v >= no_low, axis=1)))
+
         while stack:
             cancel.check()
             if clock.left() <= 0:
@@ -966,7 +1022,7 @@ class AroPlanner:
             if any(p > u * (1 + 1e-9) for p, u in zip(point, upper, strict=True)):
                 continue  # a task above its own optimum: nothing of the box is feasible
             pv = np.asarray(point)
-            if any(np.all(pv >= q * (1 - 1e-12)) for q in no):
+            if above_refuted(pv) or (refuted is not None and refuted.holds(point)):
                 continue
             # a point no better than the best plan is split, not checked: only refutations
             # help here, and such a point is mostly a plan, some found only after seconds and
@@ -974,13 +1030,13 @@ class AroPlanner:
             # after 18.9 s, (16.67, 25, 20, 20) undecided after 14 s; the cover stopped there,
             # and refutes 45 with 759 checks of 0.06 s when it splits them)
             worth = _main_term(objective, point) > beaten * (1 + 1e-9)
-            if worth and not any(np.all(pv <= q * (1 + 1e-12)) for q in yes):
+            if worth and not np.any(np.all(pv <= yes_high, axis=1)):
                 # checked where the same flow counts fit with the least room to spare (a tighter
                 # LP relaxation, the same integer plans); a refutation covers every point that
                 # refuses what this one refuses (module ``classes``)
                 top = lifted(point, bands)
                 tv = np.asarray(top)
-                if any(np.all(tv >= q * (1 - 1e-12)) for q in no):
+                if above_refuted(tv) or (refuted is not None and refuted.holds(top)):
                     # ``top`` admits what ``point`` admits and lies above a point known
                     # infeasible. refuted_floor only halves its way down, so without this (and the
                     # refuted lifted points kept in ``no``) the levels 50.8 to 50.005 of fat-tree
@@ -995,13 +1051,18 @@ class AroPlanner:
                 status, flows = self._feasible(sc, graphs, top, clock, cancel,
                                                heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
                 if status == "infeasible":
-                    no.extend([np.asarray(refuted_floor(point, bands)), tv])
+                    new = [np.asarray(refuted_floor(point, bands)), tv]
+                    no.extend(new)
+                    no_low = np.vstack([no_low, np.asarray(new) * (1 - 1e-12)])
+                    if refuted is not None:
+                        refuted.add(point, bands)
                     continue
                 if flows is None:
                     undecided.append((np.asarray(top), had))
                     return "unknown", best_flows
                 rates = self._route_rates(sc, graphs, flows, objective)
                 yes.append(np.maximum(np.asarray(rates), pv))
+                yes_high = np.vstack([yes_high, yes[-1] * (1 + 1e-12)])
                 if _main_term(objective, rates) >= level * (1 - 1e-9):
                     return "feasible", flows
                 value = objective.value(rates)
@@ -1016,7 +1077,9 @@ class AroPlanner:
             low, high = list(box), list(box)
             low[j] = (box[j][0], mid)
             high[j] = (mid, box[j][1])
-            stack.extend([low, high])
+            # the lower half first: its least points are lower, so a refutation there covers
+            # more (every point refusing what it refuses, ``Refuted``), often the higher half
+            stack.extend([high, low])
         return "refuted", None
 
     def _single(
@@ -1347,6 +1410,9 @@ COVER_TOL = 0.004
 COVER_CHECK_SHARE = 0.15
 #: A box point left undecided is checked again only with this many times the seconds it had.
 RECHECK_GROWTH = 2.0
+#: Small models: the share of the time left for checking again, after the climb, the undecided
+#: rate vector worth most (:meth:`AroPlanner._recheck`).
+RECHECK_SHARE = 0.5
 #: The warm start tries the next heuristic only with at least this many seconds left.
 WARM_MIN_SECONDS = 1.0
 #: ... but always, whatever the limit, on scenarios with at most this many worker flows (all
@@ -1372,6 +1438,9 @@ CORNER_MIN_GAIN = 1e-3
 #: of the time left (it finds plans, not bounds); one move of the climb (:meth:`AroPlanner._climb`)
 #: at most ``CLIMB_MOVE_SHARE`` of the time left.
 SEARCH_SHARE = 0.5
+#: With several tasks per job on large models (``NEGOTIATE_MIN_COLS``), the share of the search's
+#: time one of its checks may take.
+SEARCH_LARGE_CHECK_SHARE = 0.25
 CLIMB_MOVE_SHARE = 0.5
 
 #: ``exact=auto`` runs the exact joint model only below this many unfolded edges in total: on
