@@ -1006,8 +1006,9 @@ class AroPlanner:
         no_low = np.reshape(np.asarray(no, dtype=float), (-1, width)) * (1 - 1e-12)
         yes_high = np.reshape(np.asarray(yes, dtype=float), (-1, width)) * (1 + 1e-12)
 
-        def above_refuted(v: np.ndarray) -> bool:
-            return bool(np.any(np.all(v >= no_low, axis=1)))
+        def refuted_already(v: np.ndarray) -> bool:
+            """Above a refuted point or its floor, or in what a refuted point refutes."""
+            return bool(np.any(np.all(v >= no_low, axis=1))) or (refuted is not None and refuted.holds(v))
 
         while stack:
             cancel.check()
@@ -1022,7 +1023,7 @@ class AroPlanner:
             if any(p > u * (1 + 1e-9) for p, u in zip(point, upper, strict=True)):
                 continue  # a task above its own optimum: nothing of the box is feasible
             pv = np.asarray(point)
-            if above_refuted(pv) or (refuted is not None and refuted.holds(point)):
+            if refuted_already(pv):
                 continue
             # a point no better than the best plan is split, not checked: only refutations
             # help here, and such a point is mostly a plan, some found only after seconds and
@@ -1036,7 +1037,7 @@ class AroPlanner:
                 # refuses what this one refuses (module ``classes``)
                 top = lifted(point, bands)
                 tv = np.asarray(top)
-                if above_refuted(tv) or (refuted is not None and refuted.holds(top)):
+                if refuted_already(tv):
                     # ``top`` admits what ``point`` admits and lies above a point known
                     # infeasible. refuted_floor only halves its way down, so without this (and the
                     # refuted lifted points kept in ``no``) the levels 50.8 to 50.005 of fat-tree
