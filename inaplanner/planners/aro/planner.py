@@ -930,7 +930,9 @@ class AroPlanner:
         an earlier pass may not be worth a check any more: each pass starts again from the best
         plan and forgets the levels an earlier pass left undecided (fat-tree k=8 seed 2: stopped
         at 53.46 with the best plan at 45.09; after the climb's 50.1, a second pass refutes
-        51.79)."""
+        51.79). Likewise inside a pass: a cover that found a better plan and then stopped on a
+        point no better than it (``memo["stopped"]``) does not make its level a floor; the
+        bisection goes on from that plan."""
         unknown_at = 0.0
         while clock.left() > 0 and best.objective < (levels.hi + levels.extra) * (1 - gap) - REL:
             lo = max(_main_term(objective, best.rates), unknown_at)
@@ -939,8 +941,15 @@ class AroPlanner:
             target = max(0.5 * (lo + levels.hi), lo * (1 + max(gap, 1e-4)))
             if levels.refuted is None:
                 levels.refuted = Refuted(len(graphs))
+            before, offered = best.objective, rec.objective
             verdict, flows = self._cover(sc, graphs, objective, upper, target, clock, cancel, rec, levels.memo,
                                          levels.bands, levels.refuted)
+            if rec.objective > max(offered, before) and rec.flows is not None and rec.rates is not None:
+                # a plan the cover found below its level, also when it refuted the level: the
+                # next level is bisected from it (fat-tree k=8 seed 0: the cover refuting 45.46
+                # found 41.75, and the pass went on from 40.08, to 42.73 and then 41.37, a level
+                # below that plan)
+                best = Outcome(rec.flows, list(rec.rates), rec.objective, None)
             if verdict == "refuted":
                 levels.hi = target
                 rec.tighten(target + levels.extra)
@@ -950,6 +959,15 @@ class AroPlanner:
             if verdict == "unknown":
                 if clock.left() <= 0:
                     return best, True
+                stopped = levels.memo.get("stopped")
+                if stopped and best.objective > before and \
+                        _main_term(objective, list(stopped[0])) <= _main_term(objective, best.rates) * (1 + 1e-9):
+                    # the point that stopped the cover is no better than a plan the same cover
+                    # found before it: bisect again from that plan, where such a point is split,
+                    # not checked (fat-tree k=8 seed 0: a cover found (16.67, 25, 16.67, 25) a
+                    # plan, 41.75, then left (16.67, 25, 25, 16.67), 41.67, undecided after
+                    # 6.7 s; the pass stopped there at 45.6, and no later step ran it again)
+                    continue
                 unknown_at = max(unknown_at, target)
         return best, False
 
@@ -998,6 +1016,7 @@ class AroPlanner:
         yes = memo.setdefault("yes", [])
         no = memo.setdefault("no", [])
         undecided = memo.setdefault("undecided", [])  # (point, the seconds its check had)
+        memo["stopped"] = []  # the point an 'unknown' verdict stopped on, if one did
         beaten = -math.inf if rec.rates is None else _main_term(objective, rec.rates)
         # the same points as matrices, with the tolerances applied: a cover tests thousands of
         # boxes against hundreds of points (fat-tree k=8 seed 2: a tenth of a run went to testing
@@ -1048,6 +1067,7 @@ class AroPlanner:
                 # k=16 with 200 workers per job: levels 57.3 to 58.3 each spent 3.5 s on the same
                 # (25, 25, 33.3, 25))
                 if any(same_point(top, q) and had <= RECHECK_GROWTH * t for q, t in undecided):
+                    memo["stopped"].append(tv)
                     return "unknown", best_flows
                 status, flows = self._feasible(sc, graphs, top, clock, cancel,
                                                heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
@@ -1059,7 +1079,8 @@ class AroPlanner:
                         refuted.add(point, bands)
                     continue
                 if flows is None:
-                    undecided.append((np.asarray(top), had))
+                    undecided.append((tv, had))
+                    memo["stopped"].append(tv)
                     return "unknown", best_flows
                 rates = self._route_rates(sc, graphs, flows, objective)
                 yes.append(np.maximum(np.asarray(rates), pv))
