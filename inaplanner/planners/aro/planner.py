@@ -942,15 +942,9 @@ class AroPlanner:
             target = max(0.5 * (lo + levels.hi), lo * (1 + max(gap, 1e-4)))
             if levels.refuted is None:
                 levels.refuted = Refuted(len(graphs))
-            before, offered = best.objective, rec.objective
+            before = best.objective
             verdict, flows = self._cover(sc, graphs, objective, upper, target, clock, cancel, rec, levels.memo,
                                          levels.bands, levels.refuted)
-            if rec.objective > max(offered, before) and rec.flows is not None and rec.rates is not None:
-                # a plan the cover found below its level, also when it refuted the level: the
-                # next level is bisected from it (fat-tree k=8 seed 0: the cover refuting 45.46
-                # found 41.75, and the pass went on from 40.08, to 42.73 and then 41.37, a level
-                # below that plan)
-                best = Outcome(rec.flows, list(rec.rates), rec.objective, None)
             if verdict == "refuted":
                 levels.hi = target
                 rec.tighten(target + levels.extra)
