@@ -150,7 +150,8 @@ class _Levels:
     """The level refutation's state, kept across its passes (:meth:`AroPlanner._refute`): the
     lowest level of the main term refuted so far, the objective's part beyond the main term
     (MJMT's mu term at the tasks' own optima, so ``hi + extra`` is the bound), the bandwidths
-    of the network, and the rate vectors known feasible, infeasible and undecided."""
+    of the network, and the rate vectors known feasible, infeasible and undecided (``memo``;
+    ``memo["stopped"]``: the point the last cover stopped on, if one did)."""
 
     hi: float
     extra: float
