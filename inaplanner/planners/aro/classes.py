@@ -155,11 +155,15 @@ class Refuted:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._parts: list[tuple[np.ndarray, np.ndarray]] = []  # (count vectors, bandwidths) per point
-        self._matrix: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._points = 0
+        # the minimal refused count vectors of every point added, as rows; the bandwidth each must
+        # exceed (with the margin); the point each row belongs to
+        self._rows = np.zeros((0, size))
+        self._caps = np.zeros(0)
+        self._owner = np.zeros(0, dtype=np.intp)
 
     def __len__(self) -> int:
-        return len(self._parts)
+        return self._points
 
     def add(self, rates: list[float], bandwidths: Iterable[float]) -> bool:
         """Add the region of ``rates``; False when its boxes are too large (nothing added)."""
@@ -179,20 +183,19 @@ class Refuted:
             full[:, pos] = n[minimal]
             rows.append(full)
             caps.append(np.full(len(full), b * (1 + MARGIN)))
-        if not sum(len(r) for r in rows):
+        added = np.concatenate(caps)
+        if not len(added):
             return False
-        self._parts.append((np.vstack(rows), np.concatenate(caps)))
-        self._matrix = None
+        self._rows = np.vstack([self._rows, *rows])
+        self._caps = np.concatenate([self._caps, added])
+        self._owner = np.concatenate([self._owner, np.full(len(added), self._points, dtype=np.intp)])
+        self._points += 1
         return True
 
     def holds(self, point: Iterable[float]) -> bool:
         """Whether ``point`` lies in the region of some added point."""
-        if not self._parts:
+        if not self._points:
             return False
-        if self._matrix is None:
-            owner = np.concatenate([np.full(len(c), k) for k, (_, c) in enumerate(self._parts)])
-            self._matrix = (np.vstack([n for n, _ in self._parts]), np.concatenate([c for _, c in self._parts]), owner)
-        n, caps, owner = self._matrix
         r = np.asarray(list(point), dtype=float)
-        failed = owner[~(n @ r > caps)]
-        return bool(np.bincount(failed, minlength=len(self._parts)).min() == 0)
+        failed = self._owner[~(self._rows @ r > self._caps)]
+        return bool(np.bincount(failed, minlength=self._points).min() == 0)

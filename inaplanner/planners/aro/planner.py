@@ -936,13 +936,13 @@ class AroPlanner:
         point no better than it (``memo["stopped"]``) does not make its level a floor; the
         bisection goes on from that plan."""
         unknown_at = 0.0
+        if levels.refuted is None:
+            levels.refuted = Refuted(len(graphs))
         while clock.left() > 0 and best.objective < (levels.hi + levels.extra) * (1 - gap) - REL:
             lo = max(_main_term(objective, best.rates), unknown_at)
             if levels.hi <= lo * (1 + max(gap, 1e-4)):
                 break
             target = max(0.5 * (lo + levels.hi), lo * (1 + max(gap, 1e-4)))
-            if levels.refuted is None:
-                levels.refuted = Refuted(len(graphs))
             before = best.objective
             verdict, flows = self._cover(sc, graphs, objective, upper, target, clock, cancel, rec, levels.memo,
                                          levels.bands, levels.refuted)
