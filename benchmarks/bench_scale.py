@@ -30,6 +30,12 @@ A planner name may carry parameters: ``grid:links=ignore:rounds=1``.
     python benchmarks/bench_scale.py --sizes ft8 --workers 50 --seeds 0,1,2 --planners grid,grid-authors \
         --repeat 5                              # medians: this ratio moves by 0.1 between runs
     python benchmarks/bench_scale.py --paths      # our k shortest paths vs networkx's
+    python benchmarks/bench_scale.py --speed      # this machine against the README's
+
+Every ARO figure ends at its time limit, so a machine that does less in a CPU second gives worse
+figures (docs/scale.md, round 27). ``--speed`` times a fixed amount of the work ARO's checks do
+(:func:`speed_workload`) and prints it beside the figure of the machine the README's table was
+measured on.
 """
 
 from __future__ import annotations
@@ -157,6 +163,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="runs of each planner per instance, in turn (A B A B ...); the row is the "
                          "run with the median CPU seconds, the GRID ratio the median of the pairs")
     ap.add_argument("--paths", action="store_true", help="time k shortest paths: ours vs networkx")
+    ap.add_argument("--speed", action="store_true",
+                    help="time a fixed amount of ARO's work against the README's machine")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -164,6 +172,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.paths:
         paths_benchmark()
+        return
+    if args.speed:
+        speed_benchmark()
         return
     planners = args.planners.split(",")
     for size in args.sizes.split(","):  # here, not in the child, where the message would be lost
@@ -209,6 +220,51 @@ def median_run(runs: list[dict]) -> dict:
     status and memory are those of one real run."""
     timed = sorted(runs, key=lambda r: r.get("cpu", float("inf")))
     return timed[(len(timed) - 1) // 2]
+
+
+#: :func:`speed_workload`'s median CPU seconds on the machine of the README's current figures
+#: (round 27's 2-core AMD EPYC machine, idle).
+README_SPEED_SECONDS = 3.46
+#: The columns of the workload's model: another count means another amount of work, and the
+#: figure above no longer compares.
+SPEED_COLUMNS = 33139
+
+
+def speed_workload() -> tuple[float, int]:
+    """CPU seconds of a fixed amount of ARO's work, the same on every machine: the unfolded graphs
+    of the lambda = 3 setting (seed 0, the 32-flow fan-in), its joint feasibility model with every
+    task at 50 Gbps (33,139 columns; Python) and that model's LP relaxation by interior point
+    (HiGHS; a fixed number of iterations), the step a probe repeats. Returns the CPU seconds and
+    the model's columns."""
+    from inaplanner.planners.aro.formulation import feasibility_model
+    from inaplanner.planners.aro.graph import task_graphs
+
+    sc = build("L3", 0, 0, None)
+    cpu = time.process_time()
+    graphs = task_graphs(sc, sc.tasks())
+    m, _ = feasibility_model(sc, graphs, [50.0] * len(graphs))
+    m.solve(presolve=False, relax=True, ipm=True)
+    return time.process_time() - cpu, m.n_cols
+
+
+def speed_benchmark(runs: int = 3) -> None:
+    """The median of ``runs`` :func:`speed_workload` runs, each in a fresh process, against the
+    README's machine."""
+    import statistics
+
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import bench_scale; print(*bench_scale.speed_workload())"
+    got = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        seconds, columns = out.split()[-2:]
+        if int(columns) != SPEED_COLUMNS:
+            raise SystemExit(f"the speed workload has {columns} columns, not {SPEED_COLUMNS}: "
+                             "its figure no longer compares with the README's")
+        got.append(float(seconds))
+    mid = statistics.median(got)
+    print(f"speed workload: {mid:.2f} CPU s (median of {runs}: {', '.join(f'{g:.2f}' for g in got)}); "
+          f"the README's machine: {README_SPEED_SECONDS:.2f} s, so this machine does "
+          f"{README_SPEED_SECONDS / mid:.2f} times its work in a CPU second", flush=True)
 
 
 def paths_benchmark() -> None:

@@ -30,3 +30,17 @@ def test_a_run_that_fails_says_why_in_its_row():
     nosuch = next(r for r in rows if " nosuch " in r)
     assert "error: " in nosuch and "unknown planner 'nosuch'" in nosuch
     assert any(" random " in r and "heuristic" in r for r in rows)
+
+
+def test_the_speed_workload_is_the_amount_of_work_the_readmes_figure_was_measured_on():
+    """``--speed`` compares this machine with the README's by a fixed amount of ARO's work: the
+    lambda = 3 joint model with every task at 50 Gbps. A change to the graphs or the model that
+    changes its size changes that work, and the README's figure would no longer compare."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import bench_scale
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    seconds, columns = bench_scale.speed_workload()
+    assert columns == bench_scale.SPEED_COLUMNS
+    assert seconds > 0

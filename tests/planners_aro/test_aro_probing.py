@@ -242,3 +242,38 @@ def test_probing_stops_when_its_time_is_up_or_cancel_fires():
         probe_pipelines(m, blocks, values, relax, lambda: 60.0, token.check)
     with pytest.raises(Cancelled):
         solo_fixings(sc, graphs, [1.0, 1.0], relax, lambda: 60.0, token.check)
+
+
+
+def test_a_check_left_undecided_before_gives_its_joint_probes_all_of_its_time(monkeypatch):
+    """The joint probes of a first check get at most ``PROBE_SHARE`` of what the check has left;
+    those of a check left undecided before get all of it: its plan side has had its try, and on
+    the lambda = 3 setting with the 32-flow fan-in the last relaxation of the probes that refute
+    it was cut short. The check is the joint case's (0.667, 1.0), where the joint relaxation
+    admits the rates once the solo fixings are in; both checks give the same verdict."""
+    from inaplanner.planners.aro import planner as aro
+
+    seen: list[float] = []
+    real = aro.probe_check
+
+    def watched(sc, graphs, rates, m, blocks, values, relax, time_left, check=None):  # noqa: ANN001, ANN202
+        seen.append(time_left())
+        return real(sc, graphs, rates, m, blocks, values, relax, time_left, check)
+
+    monkeypatch.setattr(aro, "probe_check", watched)
+    sc = split_leaf("joint")
+    rates = [2 / 3, 1.0]
+    planner = get("aro")
+    verdicts = []
+    for again in (False, True):
+        graphs = task_graphs(sc)
+        if again:  # how the planner marks a check it left undecided
+            graphs[0].memo[("undecided", tuple(id(g) for g in graphs), tuple(rates))] = ()
+        status, _ = planner._feasible(sc, graphs, rates, _Clock(40), CancelToken(), heuristics=False,
+                                      greedy=False, share=0.5)
+        verdicts.append(status)
+    assert verdicts[0] == verdicts[1] != "timeout"
+    budget = 0.5 * 40  # the check's share of the clock
+    first, retried = seen
+    assert first <= aro.PROBE_SHARE * budget + 1e-6
+    assert retried > aro.PROBE_SHARE * budget + 0.5 * (1 - aro.PROBE_SHARE) * budget
