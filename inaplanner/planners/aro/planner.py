@@ -1413,10 +1413,11 @@ CHECK_SHARE = 0.5
 #: relaxation, the joint ones after it) gets at most this share of the check's time left, each.
 PROBE_SHARE = 0.8
 #: ... and the joint probes of a check left undecided before: its plan side has had its try, and
-#: the probes are what refutes such a check (leaf-spine lambda = 3 with the 32-flow fan-in, seed 0, every
-#: task at 50 Gbps: three probes of 3-3.5 s, each followed by a relaxation, on a machine half as
-#: fast as round 26's; with 0.8 the last relaxation was cut after 2 s at 53 s and the run ended at
-#: 33.5 / 50.25 in 2 of 5 runs; on a 52 s limit 33.5 / 50.25 against 33.5 / 33.58 in 49 s).
+#: the probes are what refutes such a check (leaf-spine lambda = 3 with the 32-flow fan-in,
+#: seed 0, every task at 50 Gbps: three probes of 3-3.5 s, each followed by a relaxation, on a
+#: machine half as fast as round 26's; with 0.8 the last relaxation was cut after 2 s at 53 s
+#: and the run ended at 33.5 / 50.25 in 2 of 5 runs; on a 52 s limit 33.5 / 50.25 against
+#: 33.5 / 33.58 in 49 s).
 RETRY_PROBE_SHARE = 1.0
 #: ... a probe's relaxation by simplex up to this many columns, by interior point above. A task
 #: alone at lambda = 3 (5,600 columns): 0.1 s against 0.35 s; lambda = 4 and 5 with the 32-flow
