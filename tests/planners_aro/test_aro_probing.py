@@ -268,7 +268,7 @@ def test_a_check_left_undecided_before_gives_its_joint_probes_all_of_its_time(mo
     for again in (False, True):
         graphs = task_graphs(sc)
         if again:  # how the planner marks a check it left undecided
-            graphs[0].memo[("undecided", tuple(id(g) for g in graphs), tuple(rates))] = ()
+            graphs[0].memo[aro._undecided_key(graphs, rates)] = ()
         status, _ = planner._feasible(sc, graphs, rates, _Clock(40), CancelToken(), heuristics=False,
                                       greedy=False, share=0.5)
         verdicts.append(status)

@@ -1223,7 +1223,7 @@ class AroPlanner:
         # A check left undecided before leads with the relaxation and the probes: its plan side
         # has had its try (leaf-spine lambda = 3 seed 2, every task at 50: the task-after-task
         # step took 14 of the check's 24 s twice, and the probes that refute it never ran)
-        undecided_key = ("undecided", tuple(id(g) for g in graphs), tuple(float(r) for r in rates))
+        undecided_key = _undecided_key(graphs, rates)
         again = undecided_key in graphs[0].memo
         refute_first = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS or again
         # a task alone is probed only when its check was left undecided before: most of its
@@ -1739,6 +1739,13 @@ def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, f
     for res, u in use.items():
         left[res] = room[res] - u
     return True
+
+
+def _undecided_key(graphs: list[TaskGraph], rates: list[float]) -> tuple:
+    """The key under which a joint check of ``graphs`` at ``rates`` left undecided is remembered
+    on ``graphs[0].memo`` (:meth:`AroPlanner._feasible`: such a check leads with the relaxation
+    and the probes when it comes again)."""
+    return ("undecided", tuple(id(g) for g in graphs), tuple(float(r) for r in rates))
 
 
 def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken) -> MilpResult:
