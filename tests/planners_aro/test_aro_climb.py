@@ -293,6 +293,27 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     assert with_best.count("refuted") > without.count("refuted")
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_cover_that_finds_a_better_plan_ends_there(make_leaf_spine, seed):
+    """A box point that is a plan better than the best one (none here) but below the level
+    ends the cover ('better'): the refutation then bisects from it, where points no better are
+    split, not checked (fat-tree k=8 seed 0: three points symmetric to a plan just found were
+    checked, each a plan of the same value, 12.6 s of a 60 s run). Only a plan reaching the
+    level ends it as 'feasible'."""
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
+    better = 0
+    for level in [top * (1 - 0.03 * k) for k in range(1, 16)]:  # each cover fresh: no best plan
+        with _recorded_checks(aro) as log:
+            verdict, flows = cover(level)
+        plans = [k for k, (_, status) in enumerate(log) if status == "feasible"]
+        assert plans == ([len(log) - 1] if verdict in ("better", "feasible") else [])
+        if verdict == "better":
+            better += 1
+            reached = _main_term(objective, aro._route_rates(sc, graphs, flows, objective))
+            assert reached < level * (1 - 1e-9)
+    assert better
+
+
 @pytest.mark.parametrize("seed", [0, 4])
 def test_a_better_plan_lets_the_refutation_go_on_where_it_stopped(make_leaf_spine, brute, seed):
     """Rate vectors a check leaves undecided are mostly plans (fat-tree k=8). When they stop the
@@ -342,9 +363,10 @@ def test_a_better_plan_lets_the_refutation_go_on_where_it_stopped(make_leaf_spin
 def test_a_cover_says_which_point_stopped_it(make_leaf_spine, brute, seed):
     """A cover that stops on a check left undecided names that point (``memo["stopped"]``), which
     the refutation compares with the best plan; a refuted level names none. Here the first point
-    a cover checks that is no better than a plan the same cover found is left undecided (fat-tree
-    k=8 seed 0: (16.67, 25, 16.67, 25) a plan, then (16.67, 25, 25, 16.67) undecided after 6.7 s).
-    The pass goes on and its bound stays valid."""
+    a cover checks after a plan was found is left undecided (fat-tree k=8 seed 0: (16.67, 25,
+    16.67, 25) a plan, then (16.67, 25, 25, 16.67) undecided after 6.7 s; such a point, no better
+    than the plan, is now split instead, so the next point checked stands in for it). The pass
+    goes on and its bound stays valid."""
     aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
     _, _, _, upper, start = _low_start(sc)
     real_cover, real = aro._cover, aro._feasible
@@ -353,13 +375,12 @@ def test_a_cover_says_which_point_stopped_it(make_leaf_spine, brute, seed):
     said: list[tuple[str, list]] = []
 
     def one_cover(sc, graphs, objective, upper, level, clock, cancel, rec, memo, *args, **kw):
-        state["found"] = -math.inf
         verdict, flows = real_cover(sc, graphs, objective, upper, level, clock, cancel, rec, memo, *args, **kw)
         said.append((verdict, [list(p) for p in memo["stopped"]]))
         return verdict, flows
 
     def slow(sc, graphs, rates, clock, cancel, heuristics=True, **kw):
-        if not heuristics and not left_open and _main_term(objective, rates) <= state["found"] * (1 + 1e-9):
+        if not heuristics and not left_open and state["found"] > -math.inf:
             left_open.append(list(rates))
             return "timeout", None  # a plan the check does not find in time, as on fat-tree k=8
         status, flows = real(sc, graphs, rates, clock, cancel, heuristics=heuristics, **kw)
@@ -379,8 +400,8 @@ def test_a_cover_says_which_point_stopped_it(make_leaf_spine, brute, seed):
     finally:
         del aro._cover, aro._feasible
     assert left_open  # the case happened
-    assert said[0] == ("unknown", [pytest.approx(left_open[0])])
-    assert len(said) > 1 and all(not stopped for verdict, stopped in said if verdict == "refuted")
+    assert ("unknown", [pytest.approx(left_open[0])]) in said
+    assert len(said) > 1 and all(not stopped for verdict, stopped in said if verdict != "unknown")
     assert best.objective > start.objective
     assert levels.hi + extra >= brute(sc) * (1 - 1e-6)
 
@@ -441,7 +462,7 @@ def test_cover_checks_try_the_greedy_only_where_the_relaxation_leaves_a_chance(m
     with _recorded_checks(aro) as log:
         verdicts = [cover(level)[0] for level in levels]
     refused = [rates for rates, status in log if status == "infeasible"]
-    assert refused and len(greedy_on) < len(refused)  # refuted checks that ran no greedy
+    assert any(r not in greedy_on for r in refused)  # refuted checks that ran no greedy
     for rates in greedy_on:
         m, _ = feasibility_model(sc, graphs, rates)
         assert not _relaxation_infeasible(m, _Clock(10), CancelToken())
@@ -492,34 +513,38 @@ def test_an_undecided_point_worth_more_than_the_best_plan_is_checked_again(make_
     assert log == [] and again is got
 
 
-@pytest.mark.parametrize(("seed", "more_levels", "fewer_checks"), [(0, True, False), (3, False, True)])
-def test_what_refuted_points_refute_spares_checks_and_loses_no_level(make_leaf_spine, seed, more_levels,
-                                                                     fewer_checks):
-    """Levels walked down as the refutation does, once with what each refuted point refutes
+def test_what_refuted_points_refute_spares_checks_and_loses_no_level(make_leaf_spine):
+    """Levels walked down as the refutation does (one memo, the best plan found so far kept:
+    a cover ends at the first plan that beats it), once with what each refuted point refutes
     (``Refuted``: every rate vector refusing each count vector it refuses) and once with the
     orthants above the refuted floors alone. Every level refuted without it is refuted with it,
-    with no more checks in all; on seed 0 one more level is refuted (without it the cover ends
-    undecided on a box the region holds), on seed 3 the same levels take 51 checks instead of
-    104."""
-    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed, workers=3)
+    with no more checks in all; on seed 3, down to the first level left undecided, the same
+    levels take 80 checks instead of 88 (before covers ended at a better plan: 51 instead of
+    104, and seed 0 refuted one more level)."""
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, 3, workers=3)
     levels = [top * (1 - 0.03 * k) for k in range(1, 16)]
 
     def walk(region):
         memo: dict = {}
+        rec = _Record(Progress())
         out = []
         with _recorded_checks(aro) as log:
             for level in levels:
                 start = len(log)
-                verdict = cover(level, memo=memo, refuted=region)[0]
+                verdict, flows = cover(level, rec=rec, memo=memo, refuted=region)
+                if flows is not None:
+                    rates = aro._route_rates(sc, graphs, flows, objective)
+                    rec.offer(flows, rates, objective.value(rates))
                 out.append((verdict == "refuted", len(log) - start))
+                if verdict == "unknown":
+                    break  # the refutation bisects above such a level; the walk ends there
         return out
 
     plain = walk(None)
+    levels = levels[:len(plain)]
     region = Refuted(len(graphs))
     regioned = walk(region)
-    assert len(region) > 0
+    assert len(region) > 0 and sum(p for p, _ in plain) >= 8
     assert all(r for (p, _), (r, _) in zip(plain, regioned, strict=True) if p)  # no level lost
     both = [(pc, rc) for (p, pc), (r, rc) in zip(plain, regioned, strict=True) if p and r]
-    assert sum(rc for _, rc in both) <= sum(pc for pc, _ in both)
-    assert (sum(r for r, _ in regioned) > sum(p for p, _ in plain)) == more_levels
-    assert (sum(rc for _, rc in both) < sum(pc for pc, _ in both)) == fewer_checks
+    assert sum(rc for _, rc in both) < sum(pc for pc, _ in both)

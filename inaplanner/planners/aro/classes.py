@@ -150,20 +150,22 @@ class Refuted:
     the model's shared rows (above the bandwidth by more than ``1e-12`` of it; a one-task row
     refuses no more than that), and a rate vector belongs to the set only if it refuses each
     such vector by more than ``MARGIN``. A point whose boxes are too large to
-    enumerate adds nothing. All the half-spaces are kept in one matrix, so asking costs one
-    product however many points were added."""
+    enumerate adds nothing. The distinct half-spaces are kept in one matrix and each point's
+    as bits, so asking costs one small product and one pass over the bits (fat-tree k=8 seed 0:
+    0.27 ms a question with every half-space of every point in the matrix)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._points = 0
-        # the minimal refused count vectors of every point added, as rows; the bandwidth each must
-        # exceed (with the margin); the point each row belongs to
+        # the distinct half-spaces (count vector, the bandwidth it must exceed with the margin):
+        # fat-tree k=8 seed 0 adds 79,745 of them over 1,730 points, 543 distinct
         self._rows = np.zeros((0, size))
         self._caps = np.zeros(0)
-        self._owner = np.zeros(0, dtype=np.intp)
+        self._index: dict[tuple[tuple[float, ...], float], int] = {}
+        # per point, which half-spaces it takes, as bits (64 to a word)
+        self._bits = np.zeros((0, 1), dtype=np.uint64)
 
     def __len__(self) -> int:
-        return self._points
+        return len(self._bits)
 
     def add(self, rates: list[float], bandwidths: Iterable[float]) -> bool:
         """Add the region of ``rates``; False when its boxes are too large (nothing added)."""
@@ -171,8 +173,8 @@ class Refuted:
         if boxes is None or len(rates) != self.size:
             return False
         p, pos, per_band = boxes
-        rows: list[np.ndarray] = []
-        caps: list[np.ndarray] = []
+        ids: list[int] = []
+        fresh: list[tuple[tuple[float, ...], float]] = []
         for n, s, b in per_band:
             # refused, and minimal: one flow fewer of any task it has is admitted (the box
             # holds every such vector, and refusal only grows with the counts)
@@ -181,21 +183,38 @@ class Refuted:
             minimal = refused & np.all(less <= b * (1 + 1e-12), axis=1)
             full = np.zeros((int(minimal.sum()), self.size))
             full[:, pos] = n[minimal]
-            rows.append(full)
-            caps.append(np.full(len(full), b * (1 + MARGIN)))
-        added = np.concatenate(caps)
-        if not len(added):
+            cap = b * (1 + MARGIN)
+            for row in full:
+                key = (tuple(row.tolist()), cap)
+                k = self._index.get(key)
+                if k is None:
+                    k = self._index[key] = len(self._index)
+                    fresh.append(key)
+                ids.append(k)
+        if not ids:
             return False
-        self._rows = np.vstack([self._rows, *rows])
-        self._caps = np.concatenate([self._caps, added])
-        self._owner = np.concatenate([self._owner, np.full(len(added), self._points, dtype=np.intp)])
-        self._points += 1
+        if fresh:
+            self._rows = np.vstack([self._rows, np.array([k[0] for k in fresh])])
+            self._caps = np.concatenate([self._caps, [k[1] for k in fresh]])
+        words = (len(self._index) + 63) // 64
+        if words > self._bits.shape[1]:
+            self._bits = np.hstack([self._bits, np.zeros((len(self._bits), words - self._bits.shape[1]),
+                                                         dtype=np.uint64)])
+        self._bits = np.vstack([self._bits, _pack(np.asarray(ids), self._bits.shape[1])])
         return True
 
     def holds(self, point: Iterable[float]) -> bool:
-        """Whether ``point`` lies in the region of some added point."""
-        if not self._points:
+        """Whether ``point`` lies in the region of some added point: some point none of whose
+        half-spaces ``point`` misses."""
+        if not len(self._bits):
             return False
         r = np.asarray(list(point), dtype=float)
-        failed = self._owner[~(self._rows @ r > self._caps)]
-        return bool(np.bincount(failed, minlength=self._points).min() == 0)
+        missed = _pack(np.flatnonzero(~(self._rows @ r > self._caps)), self._bits.shape[1])
+        return bool(np.any(np.all((self._bits & missed) == 0, axis=1)))
+
+
+def _pack(ids: np.ndarray, words: int) -> np.ndarray:
+    """The set ``ids`` as a row of ``words`` 64-bit words."""
+    out = np.zeros(words, dtype=np.uint64)
+    np.bitwise_or.at(out, ids // 64, np.left_shift(np.uint64(1), (ids % 64).astype(np.uint64)))
+    return out

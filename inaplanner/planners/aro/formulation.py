@@ -47,6 +47,10 @@ class TaskBlock:
     graph: TaskGraph
     y: list[int]  # column of each edge
     x: list[int]  # column of each INP
+    #: where the y bounds enter the rows (:class:`FeasibilityShape` rewrites them per rate
+    #: vector): (row, INP node) of each big-M row of (7); (row, edge) of each one-edge row
+    bigm_rows: list[tuple[int, UNode]] = field(default_factory=list)
+    edge_rows: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -96,6 +100,7 @@ def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int]
     ub = g.ub if ub is None else ub
     y = [m.var(0.0, float(u), integer=True) for u in ub]
     x = [m.var(0.0, 1.0, integer=True) for _ in g.inps]
+    block = TaskBlock(g, y, x)
     inp_col = dict(zip(g.inps, x, strict=True))
     for n in g.nodes:
         out = g.out_edges.get(n, [])
@@ -109,14 +114,14 @@ def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int]
             xc = inp_col[n]
             big_m = float(min(sum(ub[k] for k in inn), g.fan_in.get(n[1], sum(ub[k] for k in inn)))) or 1.0
             m.row([xc] + [y[k] for k in inn], [1.0] + [-1.0] * len(inn), -INF, 0.0)
-            m.row([y[k] for k in inn] + [xc], [1.0] * len(inn) + [-big_m], -INF, 0.0)
+            block.bigm_rows.append((m.row([y[k] for k in inn] + [xc], [1.0] * len(inn) + [-big_m], -INF, 0.0), n))
             if strengthen and len(inn) > 1:
                 for k in inn:  # y_e <= ub_e x: the same rule, one edge at a time (tighter LP)
-                    m.row([y[k], xc], [1.0, -float(ub[k])], -INF, 0.0)
+                    block.edge_rows.append((m.row([y[k], xc], [1.0, -float(ub[k])], -INF, 0.0), k))
         elif kind == "op":  # (8) + (9): out = sum of the switch's INP outputs
             xs = [inp_col[p] for p in g.inps_of(n[1])]
             m.row(xs + [y[k] for k in out], [1.0] * len(xs) + [-1.0] * len(out), 0.0, 0.0)
-    return TaskBlock(g, y, x)
+    return block
 
 
 def resource_usage(blocks: list[TaskBlock]) -> dict[Resource, dict[int, list[int]]]:
@@ -145,37 +150,145 @@ def feasibility_model(
     big-M of (7) is small and the LP relaxation tight (most checks end at the root node).
     ``left`` overrides the bandwidth of some resources (what other, already routed tasks left).
     ``check`` (e.g. a cancel token's) is called between blocks, so building honours cancel and
-    the time limit."""
-    left = left or {}
-    check = check or _no_check
+    the time limit. The model's shape depends on the graphs only (:class:`FeasibilityShape`,
+    kept for the run on small enough lists of graphs); a call writes in the numbers."""
+    return feasibility_shape(sc, graphs, check).model(rates, left)
 
-    def cap_of(res: Resource) -> float:
-        return max(left[res], 0.0) if res in left else resource_capacity(sc, res)
 
-    m = Milp(maximize=False)
-    blocks = []
-    for g, r in zip(graphs, rates, strict=True):
-        check()
-        limit = [math.inf] * len(g.edges)
-        for k, e in enumerate(g.edges):
-            for res in e.resources:
-                limit[k] = min(limit[k], math.floor(cap_of(res) / r + 1e-9) if r > 0 else math.inf)
-        blocks.append(add_task_block(m, g, ub=tight_bounds(g, limit)))
-    for n_res, (res, per_task) in enumerate(resource_usage(blocks).items()):
-        if n_res % 500 == 0:
+#: The shape of a joint check is kept (on ``graphs[0].memo``) up to this many columns: fat-tree
+#: k=8's level refutation builds about 1,500 models of 1,358 columns, 6 ms each from scratch.
+SHAPE_KEEP_MAX_COLS = 50_000
+
+
+def feasibility_shape(sc: Scenario, graphs: list[TaskGraph], check: Callable[[], None] | None = None) -> FeasibilityShape:
+    """The :class:`FeasibilityShape` of ``graphs``, kept for later calls when small enough."""
+    if feasibility_columns(graphs) > SHAPE_KEEP_MAX_COLS or not graphs:
+        return FeasibilityShape(sc, graphs, check)
+    key = ("shape", tuple(id(g) for g in graphs), id(sc), sc.revision)
+    entry = graphs[0].memo.get(key)
+    if entry is None:
+        entry = graphs[0].memo[key] = (FeasibilityShape(sc, graphs, check),)
+    return entry[0]
+
+
+class FeasibilityShape:
+    """:func:`feasibility_model` of one list of graphs with every number that depends on the
+    rates or the capacities left open: the y bounds (capacity at the rate, propagated by
+    :func:`tight_bounds`), the big-M of (7) and the one-edge rows that follow them, the rates as
+    coefficients of the shared rows (10) and the right-hand sides of the capacity rows. Rows and
+    columns come in the same order as a model built from scratch, so :meth:`model` gives the
+    same model, number for number."""
+
+    def __init__(self, sc: Scenario, graphs: list[TaskGraph], check: Callable[[], None] | None = None) -> None:
+        check = check or _no_check
+        m = Milp(maximize=False)
+        self.graphs = list(graphs)
+        self.blocks: list[TaskBlock] = []
+        for g in graphs:
             check()
-        cap = cap_of(res)
-        idx: list[int] = []
-        val: list[float] = []
-        for i, ks in per_task.items():
-            idx.extend(blocks[i].y[k] for k in ks)
-            val.extend([float(rates[i])] * len(ks))
-        if len(per_task) == 1:  # one task: y <= floor(b / r), an integer right-hand side
-            (i,) = per_task
-            m.row(idx, [1.0] * len(idx), -INF, float(math.floor(cap / rates[i] + 1e-9)) if rates[i] > 0 else INF)
-        else:
-            m.row(idx, val, -INF, cap * (1 + 1e-12))
-    return m, blocks
+            self.blocks.append(add_task_block(m, g))
+        index: dict[Resource, int] = {}
+        single: list[tuple[int, int, int]] = []  # (row, resource, task)
+        shared_rows: list[tuple[int, int]] = []  # (row, resource)
+        shared_pos: list[int] = []  # the rate coefficients: position in row_val, task
+        shared_task: list[int] = []
+        for n_res, (res, per_task) in enumerate(resource_usage(self.blocks).items()):
+            if n_res % 500 == 0:
+                check()
+            ri = index.setdefault(res, len(index))
+            idx: list[int] = []
+            for i, ks in per_task.items():
+                idx.extend(self.blocks[i].y[k] for k in ks)
+                if len(per_task) > 1:
+                    shared_pos.extend(range(len(m.row_idx) + len(idx) - len(ks), len(m.row_idx) + len(idx)))
+                    shared_task.extend([i] * len(ks))
+            row = m.row(idx, [1.0] * len(idx), -INF, INF)
+            if len(per_task) == 1:
+                (i,) = per_task
+                single.append((row, ri, i))
+            else:
+                shared_rows.append((row, ri))
+        self.milp = m
+        self.index = index
+        self.caps = np.array([resource_capacity(sc, res) for res in index], dtype=float)
+        self.single = np.array(single, dtype=np.int64).reshape(-1, 3)
+        self.shared_rows = np.array(shared_rows, dtype=np.int64).reshape(-1, 2)
+        self.shared_pos = np.array(shared_pos, dtype=np.int64)
+        self.shared_task = np.array(shared_task, dtype=np.int64)
+        starts = m.row_start
+        # per task: each (edge, resource) pair; the big-M rows' coefficient positions, their
+        # in-edges (flattened, with the INP each belongs to) and fan-in limits; the one-edge rows
+        self.pairs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.bigm: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.edge_rows: list[tuple[np.ndarray, np.ndarray]] = []
+        for b in self.blocks:
+            g = b.graph
+            edge_of = [k for k, e in enumerate(g.edges) for _ in e.resources]
+            res_of = [index[res] for e in g.edges for res in e.resources]
+            self.pairs.append((np.array(edge_of, dtype=np.int64), np.array(res_of, dtype=np.int64)))
+            pos, inn_edges, inn_owner, fan = [], [], [], []
+            for j, (row, n) in enumerate(b.bigm_rows):
+                pos.append(starts[row + 1] - 1)
+                inn = g.in_edges.get(n, [])
+                inn_edges.extend(inn)
+                inn_owner.extend([j] * len(inn))
+                fan.append(float(g.fan_in.get(n[1], math.inf)))
+            self.bigm.append((np.array(pos, dtype=np.int64), np.array(inn_edges, dtype=np.int64),
+                              np.array(inn_owner, dtype=np.int64), np.array(fan, dtype=float)))
+            self.edge_rows.append((np.array([starts[row] + 1 for row, _ in b.edge_rows], dtype=np.int64),
+                                   np.array([k for _, k in b.edge_rows], dtype=np.int64)))
+        self._ub = np.array(m.ub, dtype=float)
+        self._val = np.array(m.row_val, dtype=float)
+        self._hi = np.array(m.row_hi, dtype=float)
+
+    def model(self, rates: list[float], left: dict[Resource, float] | None = None) -> tuple[Milp, list[TaskBlock]]:
+        """The feasibility model at ``rates``, with ``left`` overriding some capacities."""
+        caps = self.caps
+        if left:
+            caps = caps.copy()
+            for res, v in left.items():
+                ri = self.index.get(res)
+                if ri is not None:
+                    caps[ri] = max(v, 0.0)
+        r = np.asarray(rates, dtype=float)
+        ub = self._ub.copy()
+        val = self._val.copy()
+        hi = self._hi.copy()
+        for i, (b, g) in enumerate(zip(self.blocks, self.graphs, strict=True)):
+            edge_of, res_of = self.pairs[i]
+            least = np.full(len(g.edges), np.inf)
+            np.minimum.at(least, edge_of, caps[res_of])
+            limit = np.floor(least / r[i] + 1e-9) if r[i] > 0 else np.full(len(g.edges), np.inf)
+            yub = np.array(tight_bounds(g, limit.tolist()), dtype=float)
+            ub[b.y] = yub
+            pos, inn_edges, inn_owner, fan = self.bigm[i]
+            if len(pos):
+                total = np.bincount(inn_owner, weights=yub[inn_edges], minlength=len(pos))
+                big = np.minimum(total, fan)
+                val[pos] = -np.where(big == 0, 1.0, big)
+            epos, edges = self.edge_rows[i]
+            val[epos] = -yub[edges]
+        if len(self.shared_pos):
+            val[self.shared_pos] = r[self.shared_task]
+            rows, res = self.shared_rows[:, 0], self.shared_rows[:, 1]
+            hi[rows] = caps[res] * (1 + 1e-12)
+        if len(self.single):
+            rows, res, task = self.single[:, 0], self.single[:, 1], self.single[:, 2]
+            rt = r[task]
+            with np.errstate(divide="ignore"):
+                hi[rows] = np.where(rt > 0, np.floor(caps[res] / np.where(rt > 0, rt, 1.0) + 1e-9), INF)
+        base = self.milp
+        m = Milp(maximize=False)
+        m.lb = list(base.lb)
+        m.ub = ub.tolist()
+        m.cost = list(base.cost)
+        m.integer = list(base.integer)
+        m.row_lo = list(base.row_lo)
+        m.row_hi = hi.tolist()
+        m.row_start = list(base.row_start)
+        m.row_idx = list(base.row_idx)
+        m.row_val = val.tolist()
+        return m, self.blocks
 
 
 def tight_bounds(g: TaskGraph, limit: list[float]) -> list[int]:

@@ -54,6 +54,16 @@ class MilpResult:
     nodes: int = 0
 
 
+@dataclass
+class LpWarm:
+    """What a simplex solve leaves for the next solve of a model of the same shape: its final
+    basis, and (when it proved the LP infeasible) its dual ray, a Farkas certificate
+    (:mod:`~inaplanner.planners.aro.certificates`)."""
+
+    basis: highspy.HighsBasis | None = None
+    ray: np.ndarray | None = None
+
+
 class Milp:
     """Columns and rows collected in Python lists, passed to HiGHS in one go."""
 
@@ -106,12 +116,15 @@ class Milp:
         ipm: bool = False,
         progress: Progress | None = None,
         stop: Callable[[], bool] | None = None,
+        warm: LpWarm | None = None,
     ) -> MilpResult:
         """Solve; ``start`` is a (possibly partial) MIP start column -> value; ``relax`` drops
         integrality (the LP relaxation). With ``progress``, the MIP's incumbent and dual bound are
         reported (``phase="solve"``) as they improve. HiGHS' output is off unless ``msg``. ``stop``
         (e.g. a CPU-time deadline; HiGHS' own limit is wall-clock) interrupts it from its callback:
-        the result is then ``timeout`` with what was found so far."""
+        the result is then ``timeout`` with what was found so far. ``warm`` (simplex only): the
+        solve starts from its basis when that has this model's shape, and leaves its own final
+        basis and, when the model is infeasible, its dual ray there."""
         begin = time.perf_counter()
         if cancel is not None:
             cancel.check()
@@ -149,6 +162,9 @@ class Milp:
                 highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in self.integer
             ]
         h.passModel(lp)
+        if warm is not None and warm.basis is not None and len(warm.basis.col_status) == self.n_cols \
+                and len(warm.basis.row_status) == self.n_rows:
+            h.setBasis(warm.basis)
         if start and is_mip:
             idx = np.fromiter(start.keys(), dtype=np.int32, count=len(start))
             val = np.fromiter(start.values(), dtype=float, count=len(start))
@@ -186,6 +202,13 @@ class Milp:
             raise Cancelled("cancelled")
         status = h.getModelStatus()
         hs = highspy.HighsModelStatus
+        if warm is not None:
+            basis = h.getBasis()
+            warm.basis = basis if basis.valid else None
+            warm.ray = None
+            if status == hs.kInfeasible:
+                _, has_ray, ray = h.getDualRay()
+                warm.ray = np.asarray(ray, dtype=float) if has_ray else None
         info = h.getInfo()
         has_sol = info.primal_solution_status == 2
         values = np.asarray(h.getSolution().col_value) if has_sol else None

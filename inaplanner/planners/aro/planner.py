@@ -93,6 +93,7 @@ from inaplanner.errors import Cancelled, PlanError
 from inaplanner.evaluate import evaluate
 from inaplanner.model import Plan, PlannerInfo, Scenario, TaskPlan
 from inaplanner.planners.aro.accel import app_prune, rebuild, sro_stage1, sro_unused
+from inaplanner.planners.aro.certificates import WARM_MAX_NNZ, Relaxations
 from inaplanner.planners.aro.classes import Refuted, lifted, refuted_floor, same_point
 from inaplanner.planners.aro.formulation import (
     MU,
@@ -749,7 +750,7 @@ class AroPlanner:
                 continue
             cancel.check()
             if lp_first and _relaxation_infeasible(feasibility_model(sc, graphs, point, check=cancel.check)[0],
-                                                   budget, cancel):
+                                                   budget, cancel, _relaxations(graphs)):
                 continue  # settled in a fraction of a second (fat-tree k=8), not counted as tried
             tried += 1
             # the top at most CORNER_TOP_SECONDS; then the first gets half the budget (a plan
@@ -932,9 +933,10 @@ class AroPlanner:
         an earlier pass may not be worth a check any more: each pass starts again from the best
         plan and forgets the levels an earlier pass left undecided (fat-tree k=8 seed 2: stopped
         at 53.46 with the best plan at 45.09; after the climb's 50.1, a second pass refutes
-        51.79). Likewise inside a pass: a cover that found a better plan and then stopped on a
-        point no better than it (``memo["stopped"]``) does not make its level a floor; the
-        bisection goes on from that plan."""
+        51.79). Likewise inside a pass: a cover that finds a plan better than the best ends
+        ('better') and the bisection goes on from that plan; and a cover that found a better plan
+        and then stopped on a point no better than it (``memo["stopped"]``) does not make its
+        level a floor."""
         unknown_at = 0.0
         if levels.refuted is None:
             levels.refuted = Refuted(len(graphs))
@@ -952,6 +954,10 @@ class AroPlanner:
                 continue
             if flows is not None:
                 best = self._improve(sc, graphs, objective, flows, best, rec)
+            if verdict == "better":
+                if _main_term(objective, best.rates) > lo * (1 + 1e-9):
+                    continue  # bisect again from the better plan
+                verdict = "unknown"
             if verdict == "unknown":
                 if clock.left() <= 0:
                     return best, True
@@ -983,7 +989,9 @@ class AroPlanner:
     ) -> tuple[str, list[Flows] | None]:
         """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
         beta_s T_s, Eq. 3 without mu) reaches ``level``? ('refuted', None), ('feasible', flows)
-        or ('unknown', flows of the best box point found, or None).
+        or ('unknown', flows of the best box point found, or None), or ('better', flows) as soon as
+        a box point is a plan whose main term beats the best plan's (``rec.rates``) but not the
+        level: a level halfway up from the new plan is worth more than this one.
 
         Such a plan gives each job s a throughput T_s = level / beta_s (rates can only drop:
         plans are downward closed), with task i of s in [0, upper_i]. A box (an interval per task)
@@ -1014,16 +1022,17 @@ class AroPlanner:
         undecided = memo.setdefault("undecided", [])  # (point, the seconds its check had)
         memo["stopped"] = []  # the point an 'unknown' verdict stopped on, if one did
         beaten = -math.inf if rec.rates is None else _main_term(objective, rec.rates)
-        # the same points as matrices, with the tolerances applied: a cover tests thousands of
-        # boxes against hundreds of points (fat-tree k=8 seed 2: a tenth of a run went to testing
-        # them one at a time)
+        # the same points as matrices, column by column (:func:`_above_any`), with the
+        # tolerances applied: a cover tests thousands of boxes against hundreds of points
+        # (fat-tree k=8 seed 2: a tenth of a run went to testing them one at a time). The
+        # feasible points are negated: below one of them is, negated, above it
         width = len(graphs)
-        no_low = np.reshape(np.asarray(no, dtype=float), (-1, width)) * (1 - 1e-12)
-        yes_high = np.reshape(np.asarray(yes, dtype=float), (-1, width)) * (1 + 1e-12)
+        no_low = np.reshape(np.asarray(no, dtype=float), (-1, width)).T * (1 - 1e-12)
+        yes_neg = -np.reshape(np.asarray(yes, dtype=float), (-1, width)).T * (1 + 1e-12)
 
         def refuted_already(v: np.ndarray) -> bool:
             """Above a refuted point or its floor, or in what a refuted point refutes."""
-            return bool(np.any(np.all(v >= no_low, axis=1))) or (refuted is not None and refuted.holds(v))
+            return _above_any(v, no_low) or (refuted is not None and refuted.holds(v))
 
         while stack:
             cancel.check()
@@ -1046,7 +1055,7 @@ class AroPlanner:
             # after 18.9 s, (16.67, 25, 20, 20) undecided after 14 s; the cover stopped there,
             # and refutes 45 with 759 checks of 0.06 s when it splits them)
             worth = _main_term(objective, point) > beaten * (1 + 1e-9)
-            if worth and not np.any(np.all(pv <= yes_high, axis=1)):
+            if worth and not _above_any(-pv, yes_neg):
                 # checked where the same flow counts fit with the least room to spare (a tighter
                 # LP relaxation, the same integer plans); a refutation covers every point that
                 # refuses what this one refuses (module ``classes``)
@@ -1070,7 +1079,7 @@ class AroPlanner:
                 if status == "infeasible":
                     new = [np.asarray(refuted_floor(point, bands)), tv]
                     no.extend(new)
-                    no_low = np.vstack([no_low, np.asarray(new) * (1 - 1e-12)])
+                    no_low = np.hstack([no_low, np.asarray(new).T * (1 - 1e-12)])
                     if refuted is not None:
                         refuted.add(point, bands)
                     continue
@@ -1080,13 +1089,21 @@ class AroPlanner:
                     return "unknown", best_flows
                 rates = self._route_rates(sc, graphs, flows, objective)
                 yes.append(np.maximum(np.asarray(rates), pv))
-                yes_high = np.vstack([yes_high, yes[-1] * (1 + 1e-12)])
+                yes_neg = np.hstack([yes_neg, -yes[-1][:, None] * (1 + 1e-12)])
                 if _main_term(objective, rates) >= level * (1 - 1e-9):
                     return "feasible", flows
                 value = objective.value(rates)
                 if value > best_value:
                     best_flows, best_value = flows, value
                     rec.offer(flows, rates, value)
+                if _main_term(objective, rates) > beaten * (1 + 1e-9):
+                    # a plan better than the one the level was chosen from: the refutation
+                    # bisects again from it, and there points no better than it are split, not
+                    # checked (fat-tree k=8 seed 0: the three points symmetric to a plan at 41.75
+                    # just found were checked, each a plan of the same value, 12.6 s of the 60;
+                    # raising what the rest of this cover must beat instead split its boxes
+                    # without end where the plan lies just below the level)
+                    return "better", best_flows
             widths = [(box[i][1] - box[i][0]) / max(need[objective.job_of[i]], 1e-12) for i in range(len(graphs))]
             j = max(range(len(graphs)), key=lambda i: widths[i])
             if widths[j] <= COVER_TOL:
@@ -1243,7 +1260,7 @@ class AroPlanner:
             model = feasibility_model(sc, graphs, rates, check=cancel.check)
             solo = budget.sub(PROBE_SHARE * budget.left())  # a task alone: only what is known
             fix_known(sc, graphs, rates, *model, _probe_relax(solo, cancel), solo.left, cancel.check)
-            lp = _relaxation(model[0], budget, cancel)
+            lp = _relaxation(model[0], budget, cancel, _relaxations(graphs))
             if lp.status == "infeasible":
                 return True
             if not probe or lp.values is None:
@@ -1426,6 +1443,8 @@ RETRY_PROBE_SHARE = 1.0
 PROBE_SIMPLEX_MAX_COLS = 20_000
 #: Feasibility models up to this many columns get their LP relaxation solved first.
 LP_FIRST_MAX_COLS = 10000
+#: Feasibility MILPs up to this many columns are solved with HiGHS' presolve on (:func:`_decide`).
+PRESOLVE_MAX_COLS = 2000
 CHECK_MIN_SECONDS = 3.0
 #: An undecided candidate is tried again with all the time left when at least this much is left.
 RETRY_MIN_SECONDS = 2.0
@@ -1741,6 +1760,16 @@ def _take(sc: Scenario, g: TaskGraph, f: Flows, r: float, left: dict[Resource, f
     return True
 
 
+def _above_any(v: np.ndarray, cols: np.ndarray) -> bool:
+    """Whether ``v`` >= some point, the points held column by column (``cols[j]``: every
+    point's j-th rate): a cover asks tens of thousands of times (fat-tree k=8 seed 0), and
+    comparing one column at a time costs a quarter of one ``all`` over the rows."""
+    hit = cols[0] <= v[0]
+    for j in range(1, len(v)):
+        hit &= cols[j] <= v[j]
+    return bool(hit.any())
+
+
 def _undecided_key(graphs: list[TaskGraph], rates: list[float]) -> tuple:
     """The key under which a joint check of ``graphs`` at ``rates`` left undecided is remembered
     on ``graphs[0].memo`` (:meth:`AroPlanner._feasible`: such a check leads with the relaxation
@@ -1748,11 +1777,32 @@ def _undecided_key(graphs: list[TaskGraph], rates: list[float]) -> tuple:
     return ("undecided", tuple(id(g) for g in graphs), tuple(float(r) for r in rates))
 
 
-def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken) -> MilpResult:
+def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations | None = None) -> MilpResult:
     """The LP relaxation of ``m``. Interior point: on these models it proves infeasibility in a
     fraction of the simplex time. Presolve off: HiGHS' presolve cannot be interrupted (cancel
-    must act within a second)."""
-    return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
+    must act within a second). With ``memory`` (what earlier relaxations of this shape left) and
+    a small model, first the certificates kept, then dual simplex from the last basis
+    (:mod:`certificates`: fat-tree k=8's covers in about half the time)."""
+    if memory is None or len(m.row_idx) > WARM_MAX_NNZ:
+        return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
+    cancel.check()
+    if memory.refutes(m):
+        return MilpResult("infeasible", None, None, None, 0.0, solver_name())
+    res = m.solve(presolve=False, relax=True, warm=memory.warm, **_milp_kw(clock, cancel))
+    memory.solved += 1
+    if res.status == "infeasible":
+        memory.keep(m, memory.warm.ray)
+    return res
+
+
+def _relaxations(graphs: list[TaskGraph]) -> Relaxations:
+    """What the LP relaxations of joint checks of ``graphs`` (one model shape) left for the next,
+    kept on ``graphs[0].memo`` for the run."""
+    key = ("relaxations", tuple(id(g) for g in graphs))
+    entry = graphs[0].memo.get(key)
+    if entry is None:
+        entry = graphs[0].memo[key] = (Relaxations(),)
+    return entry[0]
 
 
 def _probe_relax(clock: _Clock, cancel: CancelToken) -> Callable[[Milp], MilpResult]:
@@ -1764,9 +1814,9 @@ def _probe_relax(clock: _Clock, cancel: CancelToken) -> Callable[[Milp], MilpRes
     return relax
 
 
-def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken) -> bool:
+def _relaxation_infeasible(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations | None = None) -> bool:
     """True when the LP relaxation is infeasible (then so is the MILP)."""
-    return _relaxation(m, clock, cancel).status == "infeasible"
+    return _relaxation(m, clock, cancel, memory).status == "infeasible"
 
 
 def _solver(clock: _Clock, cancel: CancelToken) -> Solve:
@@ -1780,10 +1830,12 @@ def _solver(clock: _Clock, cancel: CancelToken) -> Solve:
 def _decide(m: Milp, clock: _Clock, cancel: CancelToken, lp_first: bool = True):  # noqa: ANN202
     """(status, values | None) of a feasibility MILP: optionally its LP relaxation first, then the
     MILP with presolve off (it cannot be interrupted and on these models costs more than it
-    saves, benchmarks/bench_aro.py)."""
+    saves, benchmarks/bench_aro.py), except on models of at most ``PRESOLVE_MAX_COLS`` columns:
+    there it takes hundredths of a second and halves the search (fat-tree k=8 seed 0's plan at
+    (16.7, 25, 16.7, 25), 1,358 columns: 3.4-4.8 s over five solver seeds against 7.7-9.8 s)."""
     if lp_first and _relaxation_infeasible(m, clock, cancel):
         return "infeasible", None
-    res = m.solve(presolve=False, **_milp_kw(clock, cancel))
+    res = m.solve(presolve=m.n_cols <= PRESOLVE_MAX_COLS, **_milp_kw(clock, cancel))
     if res.values is None:
         return ("infeasible" if res.status == "infeasible" else "timeout"), None
     return "feasible", res.values
