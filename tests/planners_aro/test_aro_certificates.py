@@ -15,6 +15,7 @@ import pytest
 from inaplanner.planners import CancelToken
 from inaplanner.planners.aro.certificates import Relaxations, farkas_refutes
 from inaplanner.planners.aro.formulation import (
+    FeasibilityShape,
     add_task_block,
     feasibility_model,
     feasibility_shape,
@@ -115,7 +116,8 @@ def test_the_kept_shape_gives_the_model_built_from_scratch_number_for_number(see
     """Random small leaf-spines with capacity-limited switches and a fan-in limit of 2 (so
     bypass copies and big-M rows bounded by the fan-in), two jobs of two tasks: at random rates
     (one at 0), with and without capacities overridden, the model from the kept shape is the
-    one built from scratch; the shape is built once per list of graphs."""
+    one built from scratch, and so is the model a shape used once gives away; the shape is
+    built once per list of graphs."""
     sc = small_leaf_spine(seed, leaves=4, spines=2, hosts=3, jobs=2, tasks=2, workers=4, agg_capacity=(2.0, 4.0))
     for sw in sc.switches():
         sw.max_fan_in = 2
@@ -127,9 +129,10 @@ def test_the_kept_shape_gives_the_model_built_from_scratch_number_for_number(see
         rates = [rng.choice([0.0, 0.25, 1 / 3, 0.5, 0.7, 1.0, 2.0]) for _ in graphs]
         left = {res: rng.uniform(-0.5, 2.0) for res in rng.sample(resources, 5)} if trial % 2 else None
         got, blocks = feasibility_model(sc, graphs, rates, left)
+        given, _ = FeasibilityShape(sc, graphs).model(rates, left, give=True)  # a shape used once
         want = from_scratch(sc, graphs, rates, left)
         for name in ("lb", "ub", "cost", "integer", "row_lo", "row_hi", "row_start", "row_idx", "row_val"):
-            assert getattr(got, name) == getattr(want, name), (name, rates, left)
+            assert getattr(got, name) == getattr(want, name) == getattr(given, name), (name, rates, left)
         assert [b.graph for b in blocks] == graphs
     assert feasibility_shape(sc, graphs) is feasibility_shape(sc, graphs)
     assert feasibility_shape(sc, graphs[:2]) is not feasibility_shape(sc, graphs)

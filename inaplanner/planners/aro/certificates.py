@@ -19,9 +19,10 @@ differ in coefficients and bounds. Two things carry over:
   coefficients and bounds, so a certificate found at one point refutes many neighbours without
   an LP (172 of 300 consecutive checks of that cover).
 
-Only models up to ``WARM_MAX_NNZ`` nonzeros take this path: on fat-tree k=16 with 200 workers per
-job (34,362 nonzeros) warm dual simplex took 52 s where interior point took 23 s for the same 46
-relaxations.
+Only models up to ``WARM_MAX_NNZ`` nonzeros take this path. On fat-tree k=16 with 200 workers
+per job a task alone (7,883 nonzeros) took 0.6 s against 2.3 s by interior point for 30
+relaxations, feasible ones as fast; the four tasks' joint model (34,362 nonzeros) took 52 s
+against 23 s for the 46 relaxations of a real run.
 """
 
 from __future__ import annotations

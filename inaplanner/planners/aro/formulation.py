@@ -25,7 +25,9 @@ conservation at CSs and OPs (9). They differ in how the capacity constraint (10)
 
 from __future__ import annotations
 
+import itertools
 import math
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -47,10 +49,6 @@ class TaskBlock:
     graph: TaskGraph
     y: list[int]  # column of each edge
     x: list[int]  # column of each INP
-    #: where the y bounds enter the rows (:class:`FeasibilityShape` rewrites them per rate
-    #: vector): (row, INP node) of each big-M row of (7); (row, edge) of each one-edge row
-    bigm_rows: list[tuple[int, UNode]] = field(default_factory=list)
-    edge_rows: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -95,12 +93,15 @@ def objective_for(sc: Scenario, tasks: list) -> Objective:
     return Objective(kind, job_of, weights)
 
 
-def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int] | None = None) -> TaskBlock:
-    """Variables and constraints (4)-(9) of one task; ``ub`` overrides the graph's y bounds."""
+def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int] | None = None,
+                   bounds_at: list[tuple[int, UNode, int]] | None = None) -> TaskBlock:
+    """Variables and constraints (4)-(9) of one task; ``ub`` overrides the graph's y bounds.
+    ``bounds_at`` receives, per INP, where the y bounds enter its rows (:class:`FeasibilityShape`
+    rewrites them per rate vector): its big-M row of (7), the INP, and its first one-edge row
+    (one per in-edge, in order; -1 when none)."""
     ub = g.ub if ub is None else ub
     y = [m.var(0.0, float(u), integer=True) for u in ub]
     x = [m.var(0.0, 1.0, integer=True) for _ in g.inps]
-    block = TaskBlock(g, y, x)
     inp_col = dict(zip(g.inps, x, strict=True))
     for n in g.nodes:
         out = g.out_edges.get(n, [])
@@ -114,14 +115,18 @@ def add_task_block(m: Milp, g: TaskGraph, strengthen: bool = True, ub: list[int]
             xc = inp_col[n]
             big_m = float(min(sum(ub[k] for k in inn), g.fan_in.get(n[1], sum(ub[k] for k in inn)))) or 1.0
             m.row([xc] + [y[k] for k in inn], [1.0] + [-1.0] * len(inn), -INF, 0.0)
-            block.bigm_rows.append((m.row([y[k] for k in inn] + [xc], [1.0] * len(inn) + [-big_m], -INF, 0.0), n))
+            bigm = m.row([y[k] for k in inn] + [xc], [1.0] * len(inn) + [-big_m], -INF, 0.0)
+            one_edge = -1
             if strengthen and len(inn) > 1:
+                one_edge = m.n_rows
                 for k in inn:  # y_e <= ub_e x: the same rule, one edge at a time (tighter LP)
-                    block.edge_rows.append((m.row([y[k], xc], [1.0, -float(ub[k])], -INF, 0.0), k))
+                    m.row([y[k], xc], [1.0, -float(ub[k])], -INF, 0.0)
+            if bounds_at is not None:
+                bounds_at.append((bigm, n, one_edge))
         elif kind == "op":  # (8) + (9): out = sum of the switch's INP outputs
             xs = [inp_col[p] for p in g.inps_of(n[1])]
             m.row(xs + [y[k] for k in out], [1.0] * len(xs) + [-1.0] * len(out), 0.0, 0.0)
-    return block
+    return TaskBlock(g, y, x)
 
 
 def resource_usage(blocks: list[TaskBlock]) -> dict[Resource, dict[int, list[int]]]:
@@ -152,7 +157,8 @@ def feasibility_model(
     ``check`` (e.g. a cancel token's) is called between blocks, so building honours cancel and
     the time limit. The model's shape depends on the graphs only (:class:`FeasibilityShape`,
     kept for the run on small enough lists of graphs); a call writes in the numbers."""
-    return feasibility_shape(sc, graphs, check).model(rates, left)
+    shape = feasibility_shape(sc, graphs, check)
+    return shape.model(rates, left, give=not shape.kept)  # a shape not kept gives its own lists
 
 
 #: The shape of a joint check is kept (on ``graphs[0].memo``) up to this many columns: fat-tree
@@ -168,6 +174,7 @@ def feasibility_shape(sc: Scenario, graphs: list[TaskGraph], check: Callable[[],
     entry = graphs[0].memo.get(key)
     if entry is None:
         entry = graphs[0].memo[key] = (FeasibilityShape(sc, graphs, check),)
+        entry[0].keep()
     return entry[0]
 
 
@@ -182,16 +189,19 @@ class FeasibilityShape:
     def __init__(self, sc: Scenario, graphs: list[TaskGraph], check: Callable[[], None] | None = None) -> None:
         check = check or _no_check
         m = Milp(maximize=False)
+        self.kept = False  # kept for later calls (:func:`feasibility_shape`)
         self.graphs = list(graphs)
         self.blocks: list[TaskBlock] = []
+        bounds_at: list[list[tuple[int, UNode, int]]] = []
         for g in graphs:
             check()
-            self.blocks.append(add_task_block(m, g))
+            bounds_at.append([])
+            self.blocks.append(add_task_block(m, g, bounds_at=bounds_at[-1]))
         index: dict[Resource, int] = {}
-        single: list[tuple[int, int, int]] = []  # (row, resource, task)
-        shared_rows: list[tuple[int, int]] = []  # (row, resource)
-        shared_pos: list[int] = []  # the rate coefficients: position in row_val, task
-        shared_task: list[int] = []
+        single = array("q")  # row, resource, task, each in turn
+        shared_rows = array("q")  # row, resource, each in turn
+        shared_pos = array("q")  # the rate coefficients: position in row_val, task
+        shared_task = array("q")
         for n_res, (res, per_task) in enumerate(resource_usage(self.blocks).items()):
             if n_res % 500 == 0:
                 check()
@@ -201,48 +211,67 @@ class FeasibilityShape:
                 idx.extend(self.blocks[i].y[k] for k in ks)
                 if len(per_task) > 1:
                     shared_pos.extend(range(len(m.row_idx) + len(idx) - len(ks), len(m.row_idx) + len(idx)))
-                    shared_task.extend([i] * len(ks))
+                    shared_task.extend(itertools.repeat(i, len(ks)))
             row = m.row(idx, [1.0] * len(idx), -INF, INF)
             if len(per_task) == 1:
                 (i,) = per_task
-                single.append((row, ri, i))
+                single.extend((row, ri, i))
             else:
-                shared_rows.append((row, ri))
+                shared_rows.extend((row, ri))
         self.milp = m
         self.index = index
         self.caps = np.array([resource_capacity(sc, res) for res in index], dtype=float)
-        self.single = np.array(single, dtype=np.int64).reshape(-1, 3)
-        self.shared_rows = np.array(shared_rows, dtype=np.int64).reshape(-1, 2)
-        self.shared_pos = np.array(shared_pos, dtype=np.int64)
-        self.shared_task = np.array(shared_task, dtype=np.int64)
+        self.single = np.frombuffer(single, dtype=np.int64).reshape(-1, 3)
+        self.shared_rows = np.frombuffer(shared_rows, dtype=np.int64).reshape(-1, 2)
+        self.shared_pos = np.frombuffer(shared_pos, dtype=np.int64)
+        self.shared_task = np.frombuffer(shared_task, dtype=np.int64)
         starts = m.row_start
         # per task: each (edge, resource) pair; the big-M rows' coefficient positions, their
         # in-edges (flattened, with the INP each belongs to) and fan-in limits; the one-edge rows
         self.pairs: list[tuple[np.ndarray, np.ndarray]] = []
         self.bigm: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.edge_rows: list[tuple[np.ndarray, np.ndarray]] = []
-        for b in self.blocks:
+        for b, at in zip(self.blocks, bounds_at, strict=True):
             g = b.graph
-            edge_of = [k for k, e in enumerate(g.edges) for _ in e.resources]
-            res_of = [index[res] for e in g.edges for res in e.resources]
-            self.pairs.append((np.array(edge_of, dtype=np.int64), np.array(res_of, dtype=np.int64)))
-            pos, inn_edges, inn_owner, fan = [], [], [], []
-            for j, (row, n) in enumerate(b.bigm_rows):
+            # arrays of machine integers, not lists: at fat-tree k=64 with 1,000 workers per job
+            # lists of these indices raised the run's peak by 42 MB
+            counts = np.fromiter((len(e.resources) for e in g.edges), dtype=np.int64, count=len(g.edges))
+            res_of = np.fromiter((index[res] for e in g.edges for res in e.resources), dtype=np.int64,
+                                 count=int(counts.sum()))
+            self.pairs.append((np.repeat(np.arange(len(g.edges)), counts), res_of))
+            pos, fan = array("q"), array("d")
+            inn_edges, inn_owner, epos, eks = array("q"), array("q"), array("q"), array("q")
+            for j, (row, n, one_edge) in enumerate(at):
                 pos.append(starts[row + 1] - 1)
                 inn = g.in_edges.get(n, [])
                 inn_edges.extend(inn)
-                inn_owner.extend([j] * len(inn))
+                inn_owner.extend(itertools.repeat(j, len(inn)))
                 fan.append(float(g.fan_in.get(n[1], math.inf)))
-            self.bigm.append((np.array(pos, dtype=np.int64), np.array(inn_edges, dtype=np.int64),
-                              np.array(inn_owner, dtype=np.int64), np.array(fan, dtype=float)))
-            self.edge_rows.append((np.array([starts[row] + 1 for row, _ in b.edge_rows], dtype=np.int64),
-                                   np.array([k for _, k in b.edge_rows], dtype=np.int64)))
+                if one_edge >= 0:
+                    epos.extend(starts[one_edge + t] + 1 for t in range(len(inn)))
+                    eks.extend(inn)
+            self.bigm.append((np.frombuffer(pos, dtype=np.int64), np.frombuffer(inn_edges, dtype=np.int64),
+                              np.frombuffer(inn_owner, dtype=np.int64), np.frombuffer(fan, dtype=float)))
+            self.edge_rows.append((np.frombuffer(epos, dtype=np.int64), np.frombuffer(eks, dtype=np.int64)))
         self._ub = np.array(m.ub, dtype=float)
         self._val = np.array(m.row_val, dtype=float)
         self._hi = np.array(m.row_hi, dtype=float)
+        self._same: dict[str, np.ndarray] = {}
 
-    def model(self, rates: list[float], left: dict[Resource, float] | None = None) -> tuple[Milp, list[TaskBlock]]:
-        """The feasibility model at ``rates``, with ``left`` overriding some capacities."""
+    #: the lists every model of the shape shares
+    SAME = ("lb", "cost", "integer", "row_lo", "row_start", "row_idx")
+
+    def keep(self) -> None:
+        """Kept for later calls: the shared lists are held as arrays (a Python list of floats
+        takes four times the memory), and each model gets its own copy."""
+        self.kept = True
+        self._same = {name: np.asarray(getattr(self.milp, name)) for name in self.SAME}
+        self.milp = Milp(maximize=False)
+
+    def model(self, rates: list[float], left: dict[Resource, float] | None = None,
+              give: bool = False) -> tuple[Milp, list[TaskBlock]]:
+        """The feasibility model at ``rates``, with ``left`` overriding some capacities. ``give``
+        (a shape used once, not kept): its own model is filled in and returned, no copy made."""
         caps = self.caps
         if left:
             caps = caps.copy()
@@ -251,9 +280,8 @@ class FeasibilityShape:
                 if ri is not None:
                     caps[ri] = max(v, 0.0)
         r = np.asarray(rates, dtype=float)
-        ub = self._ub.copy()
-        val = self._val.copy()
-        hi = self._hi.copy()
+        own = give and not self.kept  # then its arrays are written in place too
+        ub, val, hi = (self._ub, self._val, self._hi) if own else (self._ub.copy(), self._val.copy(), self._hi.copy())
         for i, (b, g) in enumerate(zip(self.blocks, self.graphs, strict=True)):
             edge_of, res_of = self.pairs[i]
             least = np.full(len(g.edges), np.inf)
@@ -277,17 +305,14 @@ class FeasibilityShape:
             rt = r[task]
             with np.errstate(divide="ignore"):
                 hi[rows] = np.where(rt > 0, np.floor(caps[res] / np.where(rt > 0, rt, 1.0) + 1e-9), INF)
-        base = self.milp
-        m = Milp(maximize=False)
-        m.lb = list(base.lb)
-        m.ub = ub.tolist()
-        m.cost = list(base.cost)
-        m.integer = list(base.integer)
-        m.row_lo = list(base.row_lo)
-        m.row_hi = hi.tolist()
-        m.row_start = list(base.row_start)
-        m.row_idx = list(base.row_idx)
-        m.row_val = val.tolist()
+        if own:
+            m = self.milp
+            m.ub = m.row_val = m.row_hi = []  # the old lists go before the new ones are made
+        else:
+            m = Milp(maximize=False)
+            for name in self.SAME:
+                setattr(m, name, self._same[name].tolist())
+        m.ub, m.row_val, m.row_hi = ub.tolist(), val.tolist(), hi.tolist()
         return m, self.blocks
 
 
