@@ -158,7 +158,7 @@ def feasibility_model(
     the time limit. The model's shape depends on the graphs only (:class:`FeasibilityShape`,
     kept for the run on small enough lists of graphs); a call writes in the numbers."""
     shape = feasibility_shape(sc, graphs, check)
-    return shape.model(rates, left, give=not shape.kept)  # a shape not kept gives its own lists
+    return shape.model(rates, left, give=not shape.kept, check=check)  # one not kept gives its own lists
 
 
 #: The shape of a joint check is kept (on ``graphs[0].memo``) up to this many columns: fat-tree
@@ -269,9 +269,11 @@ class FeasibilityShape:
         self.milp = Milp(maximize=False)
 
     def model(self, rates: list[float], left: dict[Resource, float] | None = None,
-              give: bool = False) -> tuple[Milp, list[TaskBlock]]:
+              give: bool = False, check: Callable[[], None] | None = None) -> tuple[Milp, list[TaskBlock]]:
         """The feasibility model at ``rates``, with ``left`` overriding some capacities. ``give``
-        (a shape used once, not kept): its own model is filled in and returned, no copy made."""
+        (a shape used once, not kept): its own model is filled in and returned, no copy made.
+        ``check`` is called before each task's bounds."""
+        check = check or _no_check
         caps = self.caps
         if left:
             caps = caps.copy()
@@ -283,6 +285,7 @@ class FeasibilityShape:
         own = give and not self.kept  # then its arrays are written in place too
         ub, val, hi = (self._ub, self._val, self._hi) if own else (self._ub.copy(), self._val.copy(), self._hi.copy())
         for i, (b, g) in enumerate(zip(self.blocks, self.graphs, strict=True)):
+            check()
             edge_of, res_of = self.pairs[i]
             least = np.full(len(g.edges), np.inf)
             np.minimum.at(least, edge_of, caps[res_of])
