@@ -27,11 +27,13 @@ against 23 s for the 46 relaxations of a real run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from inaplanner.planners.aro.milp import LpWarm, Milp
+from inaplanner.planners.aro.milp import LpWarm, Milp, MilpResult
+from inaplanner.planners.solver import solver_name
 
 #: Models with at most this many nonzeros are relaxed by warm dual simplex with certificates.
 WARM_MAX_NNZ = 12_000
@@ -100,25 +102,23 @@ class Relaxations:
     reused: int = 0
     solved: int = 0
 
-    def refutes(self, m: Milp) -> bool:
-        """True when a kept certificate proves ``m``'s relaxation infeasible (no LP solved)."""
-        if not self.pool:
-            return False
+    def relax(self, m: Milp, solve: Callable[[LpWarm], MilpResult]) -> MilpResult:
+        """``m``'s LP relaxation: 'infeasible' at once when a kept certificate proves it (no LP),
+        else ``solve(self.warm)`` (dual simplex from the last basis), keeping the dual ray of an
+        infeasible answer in whichever sign proves it."""
         shape = _Shape.of(m)
         for k, lam in enumerate(self.pool):
             if _refutes(shape, lam):
                 self.pool.insert(0, self.pool.pop(k))
                 self.reused += 1
-                return True
-        return False
-
-    def keep(self, m: Milp, ray: np.ndarray | None) -> None:
-        """Keep the dual ray of ``m``'s infeasible relaxation, in whichever sign proves it."""
-        if ray is None:
-            return
-        shape = _Shape.of(m)
-        for lam in (ray, -ray):
-            if _refutes(shape, lam):
-                self.pool.insert(0, lam)
-                del self.pool[POOL_SIZE:]
-                return
+                return MilpResult("infeasible", None, None, None, 0.0, solver_name())
+        res = solve(self.warm)
+        self.solved += 1
+        ray = self.warm.ray
+        if res.status == "infeasible" and ray is not None:
+            for lam in (ray, -ray):
+                if _refutes(shape, lam):
+                    self.pool.insert(0, lam)
+                    del self.pool[POOL_SIZE:]
+                    break
+        return res

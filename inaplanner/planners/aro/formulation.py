@@ -190,7 +190,6 @@ class FeasibilityShape:
         check = check or _no_check
         m = Milp(maximize=False)
         self.kept = False  # kept for later calls (:func:`feasibility_shape`)
-        self.graphs = list(graphs)
         self.blocks: list[TaskBlock] = []
         bounds_at: list[list[tuple[int, UNode, int]]] = []
         for g in graphs:
@@ -284,8 +283,9 @@ class FeasibilityShape:
         r = np.asarray(rates, dtype=float)
         own = give and not self.kept  # then its arrays are written in place too
         ub, val, hi = (self._ub, self._val, self._hi) if own else (self._ub.copy(), self._val.copy(), self._hi.copy())
-        for i, (b, g) in enumerate(zip(self.blocks, self.graphs, strict=True)):
+        for i, b in enumerate(self.blocks):
             check()
+            g = b.graph
             edge_of, res_of = self.pairs[i]
             least = np.full(len(g.edges), np.inf)
             np.minimum.at(least, edge_of, caps[res_of])
@@ -306,8 +306,7 @@ class FeasibilityShape:
         if len(self.single):
             rows, res, task = self.single[:, 0], self.single[:, 1], self.single[:, 2]
             rt = r[task]
-            with np.errstate(divide="ignore"):
-                hi[rows] = np.where(rt > 0, np.floor(caps[res] / np.where(rt > 0, rt, 1.0) + 1e-9), INF)
+            hi[rows] = np.where(rt > 0, np.floor(caps[res] / np.where(rt > 0, rt, 1.0) + 1e-9), INF)
         if own:
             m = self.milp
             m.ub = m.row_val = m.row_hi = []  # the old lists go before the new ones are made

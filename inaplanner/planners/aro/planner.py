@@ -1786,13 +1786,7 @@ def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations
     if memory is None or len(m.row_idx) > WARM_MAX_NNZ:
         return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
     cancel.check()
-    if memory.refutes(m):
-        return MilpResult("infeasible", None, None, None, 0.0, solver_name())
-    res = m.solve(presolve=False, relax=True, warm=memory.warm, **_milp_kw(clock, cancel))
-    memory.solved += 1
-    if res.status == "infeasible":
-        memory.keep(m, memory.warm.ray)
-    return res
+    return memory.relax(m, lambda warm: m.solve(presolve=False, relax=True, warm=warm, **_milp_kw(clock, cancel)))
 
 
 def _relaxations(graphs: list[TaskGraph]) -> Relaxations:
