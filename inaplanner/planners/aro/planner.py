@@ -773,9 +773,12 @@ class AroPlanner:
         (:func:`negotiate`), each with ``share`` of the time left in one stretch
         (``NEGOTIATE_SHARE`` unless given; the refutation's checks each start HiGHS afresh with a
         few seconds; fat-tree k=16 with 200 workers per job, seed 2: (25, 25, 25, 25) was checked
-        for 27, 10 and 8 s and never found, where negotiation finds a plan in 19-27 s). The first
-        plan found ends it: the rest are worth less."""
+        for 27, 10 and 8 s and never found, where negotiation finds a plan in 19-27 s). On models
+        of at most ``LP_FIRST_MAX_COLS`` columns each point is first placed task after task,
+        guided by the joint relaxation (:meth:`_guided`), with ``GUIDED_SHARE`` of its time.
+        The first plan found ends it: the rest are worth less."""
         seen: list[list[float]] = []
+        guide = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS
         for point in sorted(points, key=lambda q: -objective.value(q)):
             rates = [float(v) for v in point]
             if objective.value(rates) <= best.objective * (1 + 1e-9) or any(same_point(rates, q) for q in seen):
@@ -784,10 +787,31 @@ class AroPlanner:
                 break
             seen.append(rates)
             talks = clock.sub((NEGOTIATE_SHARE if share is None else share) * clock.left())
+            if guide and (guided := self._guided(sc, graphs, rates, talks.sub(GUIDED_SHARE * talks.left()),
+                                                 cancel)) is not None:
+                return self._improve(sc, graphs, objective, guided, best, rec)
             agreed = negotiate(sc, graphs, rates, _solver(talks, cancel), talks.left, cancel.check)
             if agreed is not None and self._holds(sc, graphs, agreed, rates):
                 return self._improve(sc, graphs, objective, agreed, best, rec)
         return best
+
+    def _guided(
+        self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
+    ) -> list[Flows] | None:
+        """Task after task in one pass, guided by the joint relaxation (:func:`_guided_costs`),
+        a task that does not fit repaired by freeing one placed task (pairs freed ran out of
+        13-26 s each on fat-tree k=16 with 200 workers per job, seed 2, with no plan), within
+        ``clock``: a plan at ``rates`` (the evaluator's verdict included), or None. It goes
+        before negotiation (:meth:`_negotiate`): on fat-tree k=16 with 500 workers per job,
+        seed 2, it routes every task at 9.09 in 3 s where negotiation found nothing in 46 s."""
+        cancel.check()
+        m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
+        lp = _relaxation(m, clock, cancel, _relaxations(graphs))
+        if lp.values is None:
+            return None
+        seq = self._one_by_one(sc, graphs, rates, clock, cancel, {}, repair=True,
+                               guide=_relaxed_use(blocks, rates, lp.values), passes=1, frees=1)
+        return seq if seq is not None and self._holds(sc, graphs, seq, rates) else None
 
     def _exact(
         self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, finite: list[float], best: Outcome,
@@ -1294,25 +1318,35 @@ class AroPlanner:
 
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
-        hints: dict, repair: bool = False,
+        hints: dict, repair: bool = False, guide: list[dict[Resource, float]] | None = None, passes: int | None = None,
+        frees: int = 2,
     ) -> list[Flows] | None:
         """Tasks routed one after the other in the bandwidth the earlier ones left: the greedy,
         else a single-task MILP fed through each admissible set of the PS leaf's pipelines (the
         ones behind the most programmable switches earlier tasks left room to reach first). A
-        task that cannot be placed is (with ``repair``, the corner points' checks only) routed
-        again jointly with one or two placed tasks (:meth:`_repair`); if that fails too it moves
-        to the front and all are placed again (once per task)."""
+        task that cannot be placed is (with ``repair``: the corner points' checks and the guided
+        placement) routed again jointly with one or two (at most ``frees``) placed tasks
+        (:meth:`_repair`); if that fails too it moves to the front and all are placed again (once
+        per task, or ``passes`` times). With ``guide`` (each task's use of each resource in the
+        joint LP relaxation, :func:`_relaxed_use`) a task's MILP takes the least bandwidth,
+        weighted by what the tasks after it use there (:func:`_guided_costs`)."""
         order = list(range(len(graphs)))
         budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
-        for _attempt in range(len(graphs)):
+        for _attempt in range(len(graphs) if passes is None else passes):
             left: dict[Resource, float] = {}
             out: dict[int, Flows] = {}
-            for i in order:
-                f = self._place(sc, graphs[i], rates[i], left, budget, cancel, hints.get(graphs[i].task))
+            for n_i, i in enumerate(order):
+                later: dict[Resource, float] | None = None
+                if guide is not None:
+                    later = {}
+                    for j in order[n_i + 1:]:
+                        for res, v in guide[j].items():
+                            later[res] = later.get(res, 0.0) + v
+                f = self._place(sc, graphs[i], rates[i], left, budget, cancel, hints.get(graphs[i].task), later)
                 if f is not None:
                     out[i] = f
                     continue
-                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel) if repair and out else None
+                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees) if repair and out else None
                 if fixed is None:
                     break
                 out, left = fixed
@@ -1325,19 +1359,21 @@ class AroPlanner:
 
     def _repair(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], placed: dict[int, Flows], i: int,
-        clock: _Clock, cancel: CancelToken,
+        clock: _Clock, cancel: CancelToken, frees: int = 2,
     ) -> tuple[dict[int, Flows], dict[Resource, float]] | None:
         """A large-neighbourhood move: task i, which does not fit in what the placed tasks left,
-        is routed jointly with one (then two) of them in what the others leave: a feasibility
-        MILP over the freed tasks only, far smaller than the joint one (fat-tree k=16 with 200
-        workers per job: plans in about 20 s where the joint MILP stays undecided after 80 s).
+        is routed jointly with one (then two, unless ``frees`` is 1) of them in what the others
+        leave: a feasibility MILP over the freed tasks only, far smaller than the joint one
+        (fat-tree k=16 with 200 workers per job: plans in about 20 s where the joint MILP stays
+        undecided after 80 s).
         The placed tasks using most bandwidth on i's resources are freed first. Returns the new
         placement and what it leaves, or None."""
         mine = {res for e in graphs[i].edges for res in e.resources}
         weight = {j: sum(v for res, v in (usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
                   for j, f in placed.items()}
         near = sorted(placed, key=lambda j: -weight[j])
-        options = ([(j,) for j in near] + list(itertools.combinations(near, 2)))[:REPAIR_MAX_MOVES]
+        pairs = list(itertools.combinations(near, 2)) if frees >= 2 else []
+        options = ([(j,) for j in near] + pairs)[:REPAIR_MAX_MOVES]
         for n_opt, freed in enumerate(options):
             if clock.left() <= 0:
                 return None
@@ -1363,21 +1399,25 @@ class AroPlanner:
 
     def _place(
         self, sc: Scenario, g: TaskGraph, r: float, left: dict[Resource, float], budget: _Clock, cancel: CancelToken,
-        hint: Flows | None = None,
+        hint: Flows | None = None, later: dict[Resource, float] | None = None,
     ) -> Flows | None:
         """One task at rate r in what ``left`` says remains; updates ``left`` on success. Tries
         ``hint`` (a plan of the task: its own single-task plan, or its routes in the plan being
         improved) first, then the greedy kept close to the hint's links, then the greedy alone,
-        then MILPs. Where the hint itself does not fit, the greedy near it routes far more:
-        on fat-tree k=16 with 200 workers per job, of 121 rate vectors placed task after task,
-        11-65 instead of 0-5 (seeds 0-2); on k=8, 7 / 82 / 46 instead of 6 / 72 / 24."""
+        then MILPs (with ``later``, what the tasks still to place use in the joint relaxation, no
+        greedy, and a MILP takes the bandwidth they will need least: :func:`_guided_costs`).
+        Where the hint itself does not fit, the greedy near it routes far more: on fat-tree k=16
+        with 200 workers per job, of 121 rate vectors placed task after task, 11-65 instead of
+        0-5 (seeds 0-2); on k=8, 7 / 82 / 46 instead of 6 / 72 / 24."""
         cancel.check()
         if hint is not None and _take(sc, g, hint, r, left):
             return hint
         # one index for both searches (fat-tree k=64 with 1,000 workers per job: a second one,
         # made for the second search, took 140 MB more at the run's peak)
         ix = TaskIndex(sc, g)
-        for prefer in ([plan_links(hint)] if hint is not None else []) + [None]:
+        # guided, no greedy: it would take what later tasks need (fat-tree k=16 with 500
+        # workers per job, seed 2, every task at 9.09: no plan with it, one in 3 s without)
+        for prefer in [] if later is not None else ([plan_links(hint)] if hint is not None else []) + [None]:
             f = route_one(sc, g, r, left, cancel, index=ix, prefer=prefer)
             if f is not None:
                 return f
@@ -1386,7 +1426,9 @@ class AroPlanner:
                 return None
             closed = {("link", u, v): 0.0 for u, v in blocked}
             m, blocks = feasibility_model(sc, [g], [r], {**left, **closed}, check=cancel.check)
-            _, values = _decide(m, budget, cancel)
+            if later is not None:
+                _guided_costs(sc, m, blocks[0], r, left, later)
+            _, values = _decide(m, budget, cancel, gap=GUIDED_GAP if later is not None else None)
             if values is None:
                 continue
             f = block_flows(blocks[0], values)
@@ -1441,8 +1483,12 @@ RETRY_PROBE_SHARE = 1.0
 #: fan-in (11,300 and 17,600 columns): 2.3 and 2.8 times faster; the joint model at lambda = 3
 #: (27,900 columns): 5.3 s against 2.5 s.
 PROBE_SIMPLEX_MAX_COLS = 20_000
-#: Feasibility models up to this many columns get their LP relaxation solved first.
-LP_FIRST_MAX_COLS = 10000
+#: Feasibility models up to this many columns get their LP relaxation solved first (a check's, a
+#: corner's), and negotiation starts with the placement it guides (:meth:`AroPlanner._guided`).
+#: Fat-tree k=16 with 500 workers per job (11,637 columns, 0.4-0.6 s a relaxation): with 10,000
+#: its top corner (25, 25, 25, 25) took 67 s of the 120 in repairs; its relaxation and the tasks'
+#: probes refute it in 0.7 s.
+LP_FIRST_MAX_COLS = 20_000
 #: Feasibility MILPs up to this many columns are solved with HiGHS' presolve on (:func:`_decide`).
 PRESOLVE_MAX_COLS = 2000
 CHECK_MIN_SECONDS = 3.0
@@ -1478,6 +1524,14 @@ CORNER_TOP_SECONDS = 3.0
 #: against the best plan's 50.108, took 20 s for nothing; without it the corners find 53.45 and
 #: then 58.45 (bound 58.46) instead of stopping at 50.11 (the search's ``tol`` is alike).
 CORNER_MIN_GAIN = 1e-3
+#: Task-after-task placement guided by the joint relaxation (:func:`_guided_costs`): the weight of
+#: what later tasks need, and the MILP gap a guided placement stops at (it needs a good plan of
+#: the task, not the best).
+GUIDE_WEIGHT = 10.0
+GUIDED_GAP = 0.05
+#: ... and before negotiating a rate vector (models up to ``LP_FIRST_MAX_COLS`` columns), that
+#: placement gets this share of the negotiation's time.
+GUIDED_SHARE = 0.5
 
 #: With several tasks per job, the search along the balanced direction gets at most this share
 #: of the time left (it finds plans, not bounds); one move of the climb (:meth:`AroPlanner._climb`)
@@ -1789,6 +1843,39 @@ def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations
     return memory.relax(m, lambda warm: m.solve(presolve=False, relax=True, warm=warm, **_milp_kw(clock, cancel)))
 
 
+def _relaxed_use(blocks: list[TaskBlock], rates: list[float], values: np.ndarray) -> list[dict[Resource, float]]:
+    """Each task's bandwidth on each resource in a solution of the joint relaxation."""
+    out: list[dict[Resource, float]] = []
+    for b, r in zip(blocks, rates, strict=True):
+        use: dict[Resource, float] = {}
+        for k, c in enumerate(b.y):
+            v = float(values[c]) * r
+            if v > 1e-9:
+                for res in b.graph.edges[k].resources:
+                    use[res] = use.get(res, 0.0) + v
+        out.append(use)
+    return out
+
+
+def _guided_costs(sc: Scenario, m: Milp, block: TaskBlock, r: float, left: dict[Resource, float],
+                  later: dict[Resource, float]) -> None:
+    """Costs that make a task's feasibility MILP leave room for the tasks placed after it: each
+    flow pays r per resource it crosses, times 1 + ``GUIDE_WEIGHT`` x (what the later tasks use
+    there in the joint relaxation) / (what is left there). Unweighted, the MILP fills links to
+    the last Gbps that a later task needs (fat-tree k=16 with 500 workers per job, seed 2,
+    every task at 9.09: the fourth task finds nineteen of its links full; weighted, the four
+    fit in 3 s)."""
+    g = block.graph
+    for k, c in enumerate(block.y):
+        w = 0.0
+        for res in g.edges[k].resources:
+            room = left.get(res)
+            if room is None:
+                room = resource_capacity(sc, res)
+            w += 1.0 + GUIDE_WEIGHT * later.get(res, 0.0) / max(room, 1e-6)
+        m.cost[c] = r * w
+
+
 def _relaxations(graphs: list[TaskGraph]) -> Relaxations:
     """What the LP relaxations of joint checks of ``graphs`` (one model shape) left for the next,
     kept on ``graphs[0].memo`` for the run."""
@@ -1821,15 +1908,16 @@ def _solver(clock: _Clock, cancel: CancelToken) -> Solve:
     return solve
 
 
-def _decide(m: Milp, clock: _Clock, cancel: CancelToken, lp_first: bool = True):  # noqa: ANN202
+def _decide(m: Milp, clock: _Clock, cancel: CancelToken, lp_first: bool = True, gap: float | None = None):  # noqa: ANN202
     """(status, values | None) of a feasibility MILP: optionally its LP relaxation first, then the
     MILP with presolve off (it cannot be interrupted and on these models costs more than it
     saves, benchmarks/bench_aro.py), except on models of at most ``PRESOLVE_MAX_COLS`` columns:
     there it takes hundredths of a second and halves the search (fat-tree k=8 seed 0's plan at
-    (16.7, 25, 16.7, 25), 1,358 columns: 3.4-4.8 s over five solver seeds against 7.7-9.8 s)."""
+    (16.7, 25, 16.7, 25), 1,358 columns: 3.4-4.8 s over five solver seeds against 7.7-9.8 s).
+    ``gap``: a MILP with an objective (a guided placement) stops at that relative gap."""
     if lp_first and _relaxation_infeasible(m, clock, cancel):
         return "infeasible", None
-    res = m.solve(presolve=m.n_cols <= PRESOLVE_MAX_COLS, **_milp_kw(clock, cancel))
+    res = m.solve(presolve=m.n_cols <= PRESOLVE_MAX_COLS, gap=gap, **_milp_kw(clock, cancel))
     if res.values is None:
         return ("infeasible" if res.status == "infeasible" else "timeout"), None
     return "feasible", res.values
