@@ -147,3 +147,27 @@ def test_a_repair_frees_at_most_frees_placed_tasks(monkeypatch, frees):
     assert aro._repair(sc, graphs, rates, placed, 2, _Clock(20), CancelToken(), frees) is None
     assert built and max(built) == 1 + frees  # the task and the ones it freed
     assert built.count(2) == 2  # each placed task freed alone once
+
+
+def test_the_guided_placement_goes_least_point_first_and_raises_the_bar(monkeypatch):
+    """Least point first (the easiest): its plan, at the best rates its routes carry (1.0 each
+    here), beats the other points, so they are neither placed nor negotiated."""
+    sc = _two_jobs_one_uplink()
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    placed, negotiated = [], []
+    real = type(aro)._guided
+
+    def guided(self, sc, graphs, rates, *args, **kw):
+        placed.append(list(rates))
+        return real(self, sc, graphs, rates, *args, **kw)
+
+    monkeypatch.setattr(type(aro), "_guided", guided)
+    monkeypatch.setattr(planner_module, "negotiate", lambda *a, **k: negotiated.append(a[2]))
+    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
+    out = aro._negotiate(sc, graphs, objective, [[0.6, 0.9], [0.3, 0.3], [0.6, 0.6]], best, _Clock(30),
+                         CancelToken(), _Record(Progress()))
+    assert placed == [[0.3, 0.3]]
+    assert negotiated == []
+    assert out.objective >= objective.value([1.0, 1.0]) - 1e-9
