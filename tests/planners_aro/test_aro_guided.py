@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from inaplanner.model import Scenario
 from inaplanner.planners import CancelToken, get
 from inaplanner.planners.aro import planner as planner_module
 from inaplanner.planners.aro.formulation import feasibility_model, objective_for
@@ -24,7 +25,7 @@ from inaplanner.planners.base import Progress
 from inaplanner.topologies import leaf_spine, place_jobs
 
 
-def _two_jobs_one_uplink() -> object:
+def _two_jobs_one_uplink() -> Scenario:
     """Two jobs of one task each, both workers under leaf L3, the PSs under L1 and L2. Job 1
     cannot come down to L2 through S1 (its link is full of background), so it needs L3 -> S2;
     job 0 can take either spine. At 0.6 each, job 0 must leave L3 -> S2 to job 1 (unguided,

@@ -107,6 +107,7 @@ from inaplanner.planners.aro.formulation import (
     feasibility_model,
     objective_for,
     ratio_model,
+    resource_usage,
 )
 from inaplanner.planners.aro.graph import Resource, TaskGraph, resource_capacity, task_graphs
 from inaplanner.planners.aro.greedy import (
@@ -1436,7 +1437,8 @@ class AroPlanner:
         ix = TaskIndex(sc, g)
         # guided, no greedy: it would take what later tasks need (fat-tree k=16 with 500
         # workers per job, seed 2, every task at 9.09: no plan with it, one in 3 s without)
-        for prefer in [] if later is not None else ([plan_links(hint)] if hint is not None else []) + [None]:
+        greedy = [] if later is not None else ([plan_links(hint)] if hint is not None else []) + [None]
+        for prefer in greedy:
             f = route_one(sc, g, r, left, cancel, index=ix, prefer=prefer)
             if f is not None:
                 return f
@@ -1548,8 +1550,8 @@ CORNER_MIN_GAIN = 1e-3
 #: the task, not the best).
 GUIDE_WEIGHT = 10.0
 GUIDED_GAP = 0.05
-#: ... and before negotiating a rate vector (models up to ``LP_FIRST_MAX_COLS`` columns), that
-#: placement gets this share of the negotiation's time.
+#: ... and before negotiation (models up to ``LP_FIRST_MAX_COLS`` columns) that placement gets
+#: this share of negotiation's time, for all the undecided rate vectors together.
 GUIDED_SHARE = 0.5
 
 #: With several tasks per job, the search along the balanced direction gets at most this share
@@ -1864,15 +1866,12 @@ def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations
 
 def _relaxed_use(blocks: list[TaskBlock], rates: list[float], values: np.ndarray) -> list[dict[Resource, float]]:
     """Each task's bandwidth on each resource in a solution of the joint relaxation."""
-    out: list[dict[Resource, float]] = []
-    for b, r in zip(blocks, rates, strict=True):
-        use: dict[Resource, float] = {}
-        for k, c in enumerate(b.y):
-            v = float(values[c]) * r
+    out: list[dict[Resource, float]] = [{} for _ in blocks]
+    for res, per_task in resource_usage(blocks).items():
+        for i, edges in per_task.items():
+            v = rates[i] * float(sum(values[blocks[i].y[k]] for k in edges))
             if v > 1e-9:
-                for res in b.graph.edges[k].resources:
-                    use[res] = use.get(res, 0.0) + v
-        out.append(use)
+                out[i][res] = v
     return out
 
 
