@@ -118,6 +118,12 @@ TIE_MIP_FACTOR = 5.0
 #: and solves in 39 s (758 MB at peak); k=64 with 1,000 has 703,000, took 3.8 GB and solved
 #: nothing in 60 s
 GRIA_MAX_COLUMNS = 150_000
+#: The link tie-break is skipped when its link rows would have more nonzeros than this. They are
+#: held as PuLP terms and then in HiGHS, about 0.4 kB a nonzero in all: fat-tree k=32 with 500
+#: workers per job has 1.74 million (15,316 links), and they took GRID from 453 MB to 1.1 GB
+#: at peak, for a re-solve the 60 s limit then cut (the plan the same); with 200 workers per job
+#: 0.91 million (up to 705 MB at peak)
+TIE_MAX_NONZEROS = 1_000_000
 
 
 def aggregator_rule(sc: Scenario, choice: str) -> str:
@@ -159,6 +165,7 @@ class Candidates:
     groups: dict[Task, list[Group]] = field(default_factory=dict)
     agg: dict[tuple[Task, str], tuple[int, tuple[int, ...]]] = field(default_factory=dict)
     _spread: dict[tuple, dict[Link, float]] = field(default_factory=dict, repr=False)
+    _counts: dict[tuple, int] = field(default_factory=dict, repr=False)  # links of uncached shares
 
     @property
     def workers(self) -> dict[Task, dict[str, list[str]]]:
@@ -173,15 +180,36 @@ class Candidates:
         out (Eq. (1)'s T already bounds it). Shared by every group with the same access switches."""
         key = ("w", g.key[0], node, g.arrive.get(node, (0, 1)))
         if key not in self._spread:
-            self._spread[key] = self.paths.spread(g.members[0], node, ends=g.arrive.get(node, (0, 1)),
-                                                  skip_first=True)
+            self._spread[key] = self._worker_spread(g, node)
         return self._spread[key]
 
     def agg_links(self, task: Task, s: str) -> dict[Link, float]:
         key = ("a", s, task.ps)
         if key not in self._spread:
-            self._spread[key] = self.paths.spread(s, task.ps, start=self.agg[(task, s)][0])
+            self._spread[key] = self._agg_spread(task, s)
         return self._spread[key]
+
+    def worker_link_count(self, task: Task, g: Group, node: str) -> int:
+        """How many links :meth:`worker_links` gives, without keeping shares not cached already
+        (fat-tree k=32 with 500 workers per job: kept, they took 230 MB)."""
+        return self._count(("w", g.key[0], node, g.arrive.get(node, (0, 1))), lambda: self._worker_spread(g, node))
+
+    def agg_link_count(self, task: Task, s: str) -> int:
+        """How many links :meth:`agg_links` gives, as :meth:`worker_link_count`."""
+        return self._count(("a", s, task.ps), lambda: self._agg_spread(task, s))
+
+    def _count(self, key: tuple, make: Callable[[], dict[Link, float]]) -> int:
+        if key in self._spread:
+            return len(self._spread[key])
+        if key not in self._counts:
+            self._counts[key] = len(make())
+        return self._counts[key]
+
+    def _worker_spread(self, g: Group, node: str) -> dict[Link, float]:
+        return self.paths.spread(g.members[0], node, ends=g.arrive.get(node, (0, 1)), skip_first=True)
+
+    def _agg_spread(self, task: Task, s: str) -> dict[Link, float]:
+        return self.paths.spread(s, task.ps, start=self.agg[(task, s)][0])
 
 
 def _checked_hops(paths: Paths, n: str, s: str, ps: str, arrive: tuple[int, ...],
@@ -405,6 +433,8 @@ def solve_gria(
         # the link rows and a re-solve cost about what the first solve did (fat-tree k=32 with
         # 1,000 workers per job: 39 s, then 35 s and 0.8 GB for the rows alone)
         tie = "skipped: less time left than the first solve took"
+    elif eligible and not always and (nonzeros := _link_nonzeros(cands, r, y)) > TIE_MAX_NONZEROS:
+        tie = f"skipped: its link rows would have {nonzeros:,} nonzeros, over {TIE_MAX_NONZEROS:,} (memory)"
     elif eligible:
         terms = _link_terms(cands, r, y, mult)
         caps = {e: _room(sc, e) for e in terms}
@@ -521,6 +551,13 @@ def _link_terms(cands: Candidates, r, y, mult) -> dict[Link, dict]:
             row = terms.setdefault(e, {})
             row[v] = row.get(v, 0.0) + share
     return terms
+
+
+def _link_nonzeros(cands: Candidates, r, y) -> int:
+    """The nonzeros :func:`_link_terms` would make, counted from the cached ECMP shares without
+    building its rows (each variable enters a link's row once)."""
+    return (sum(cands.worker_link_count(task, cands.groups[task][gi], s) for task, gi, s in r)
+            + sum(cands.agg_link_count(task, s) for task, s in y))
 
 
 def _loads(terms: dict[Link, dict]) -> dict[Link, float]:

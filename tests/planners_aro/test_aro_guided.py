@@ -172,3 +172,73 @@ def test_the_guided_placement_goes_least_point_first_and_raises_the_bar(monkeypa
     assert placed == [[0.3, 0.3]]
     assert negotiated == []
     assert out.objective >= objective.value([1.0, 1.0]) - 1e-9
+
+
+def _recording_guided(monkeypatch, aro):
+    placed = []
+    real = type(aro)._guided
+
+    def guided(self, sc, graphs, rates, clock, cancel, frees=1):
+        placed.append((list(rates), frees))
+        return real(self, sc, graphs, rates, clock, cancel, frees)
+
+    monkeypatch.setattr(type(aro), "_guided", guided)
+    return placed
+
+
+def test_once_every_point_is_a_plan_the_guided_placement_climbs_the_levels_above(monkeypatch):
+    """The levels the search skipped above its undecided points (``above``), least first, each
+    with two placed tasks freed at most, while each is a plan: the first is (routes carrying 1.0
+    each), the next cannot be (above the host links), and the one after it is not tried."""
+    sc = _two_jobs_one_uplink()
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    placed = _recording_guided(monkeypatch, aro)
+    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
+    out = aro._negotiate(sc, graphs, objective, [[0.05, 0.05]], best, _Clock(30), CancelToken(),
+                         _Record(Progress()), above=[[0.6, 0.6], [1.2, 1.2], [1.5, 1.5]])
+    assert placed == [([0.6, 0.6], 2), ([1.2, 1.2], 2)]
+    assert out.objective >= objective.value([1.0, 1.0]) - 1e-9
+    assert aro._holds(sc, graphs, out.flows, out.rates)
+
+
+def test_no_climb_while_a_given_point_is_no_plan(monkeypatch):
+    """A point given that neither the guided placement nor negotiation routes stays the next
+    thing to settle: the levels above it are not climbed."""
+    sc = _two_jobs_one_uplink()
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
+    placed = _recording_guided(monkeypatch, aro)
+    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
+    out = aro._negotiate(sc, graphs, objective, [[0.6, 1.2]], best, _Clock(30), CancelToken(),
+                         _Record(Progress()), above=[[0.6, 0.6]])
+    assert placed == [([0.6, 1.2], 1)]
+    assert out is best
+
+
+@pytest.mark.parametrize("patient", [False, True])
+def test_a_patient_repair_gives_each_move_all_the_time_left(monkeypatch, patient):
+    """Unless ``patient`` (the guided placement), a repair move gets half of the time left and
+    the last all of it; patient, every move gets all of it (fat-tree k=16 with 500 workers per
+    job, seed 2, every task at 10: the first pair's MILP needs 19 s of the 32 left)."""
+    sc = leaf_spine(4, 2, 3, host_capacity=1.0, fabric_capacity=1.0)
+    place_jobs(sc, 1, 3, 3, seed=1)
+    sc.touch()
+    graphs = task_graphs(sc)
+    aro = get("aro")
+    given = []
+
+    def decide(m, clock, cancel, lp_first=True, gap=None):
+        given.append((clock.left(), outer.left()))
+        return "timeout", None  # as if each move's MILP ran out of its time
+
+    monkeypatch.setattr(planner_module, "_decide", decide)
+    placed = {i: aro._place(sc, graphs[i], 0.5, {}, _Clock(10), CancelToken()) for i in (0, 1)}
+    outer = _Clock(100)
+    assert aro._repair(sc, graphs, [0.5, 0.5, 0.5], placed, 2, outer, CancelToken(), 2, patient) is None
+    assert len(given) == 3  # each placed task alone, then both
+    for n, (mine, left) in enumerate(given):
+        whole = patient or n == len(given) - 1
+        assert mine == pytest.approx(left, rel=0.05) if whole else mine == pytest.approx(left / 2, rel=0.05)

@@ -577,6 +577,7 @@ class AroPlanner:
         several = len(set(objective.job_of)) < len(graphs)
         large = sum(len(g.edges) + len(g.inps) for g in graphs) >= NEGOTIATE_MIN_COLS
         unsettled: list[np.ndarray] = []  # rate vectors the search left undecided
+        above: list[list[float]] = []  # the direction's levels the search skipped above them
         if not closed() and bound > 0 and rho.max() > 0:
             rho_l = [float(r) for r in rho]
             cands, complete = direction_candidates(sc, graphs, rho_l)
@@ -593,6 +594,7 @@ class AroPlanner:
             # refutation started at 61 s instead of 74 s and refuted 54.17 before the limit;
             # with an eighth, after 6.8 s, and it starts at 40 s and goes on to 53.39)
             share_cap = SEARCH_LARGE_CHECK_SHARE if several and large else math.inf
+            undecided_at: list[float] = []  # the levels of ``unsettled``
 
             def check(theta: float, share: float = CHECK_SHARE) -> tuple[str, list[Flows] | None]:
                 share = min(share, share_cap)
@@ -600,6 +602,7 @@ class AroPlanner:
                 status, flows = self._feasible(sc, graphs, rates, along, cancel, hints=hints, share=share)
                 if flows is None and status != "infeasible":
                     unsettled.append(np.asarray(rates))
+                    undecided_at.append(theta)
                 return status, flows
 
             def value(flows: list[Flows]) -> float:
@@ -628,6 +631,12 @@ class AroPlanner:
                             refine=0 if complete else 3, tol=max(gap, 1e-3), first=first, retry=not several,
                             climb_on_fail=several and feasibility_columns(graphs) >= NEGOTIATE_MIN_COLS)
             timed_out |= found.timed_out
+            # a check left undecided sends the search below it: the levels above it (and below
+            # the refuted one) were never tried, and the guided placement may route them
+            # (fat-tree k=16 with 500 workers per job, seed 2: 9.09 Gbps a task undecided, 10 a
+            # plan the guided placement finds)
+            high = max(undecided_at, default=math.inf)
+            above = [[c * r for r in rho_l] for c in cands if high * (1 + 1e-9) < c < found.refuted * (1 - 1e-12)]
             if maxmin and math.isfinite(found.refuted) and bound_valid:
                 top = max((c for c in cands if c < found.refuted * (1 - 1e-12)), default=0.0) if complete \
                     else found.refuted
@@ -646,7 +655,8 @@ class AroPlanner:
         if several and large and unsettled and not closed() and clock.left() > 0:
             rec.enter("negotiate", 0.52, "negotiated routing of the search's undecided rate vectors")
             best = self._negotiate(sc, graphs, objective, unsettled, best,
-                                   clock.sub(EARLY_NEGOTIATE_SHARE * clock.left()), cancel, rec, share=1.0)
+                                   clock.sub(EARLY_NEGOTIATE_SHARE * clock.left()), cancel, rec, share=1.0,
+                                   above=above)
         # 4. jobs with several tasks: refute levels of the main term by covering each job's
         #    rate simplex with boxes (see _cover), bisecting between the best plan and the bound;
         #    a feasible box point is a plan, often a better one
@@ -769,6 +779,7 @@ class AroPlanner:
     def _negotiate(
         self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, points: list[np.ndarray], best: Outcome,
         clock: _Clock, cancel: CancelToken, rec: _Record, share: float | None = None,
+        above: list[list[float]] | None = None,
     ) -> Outcome:
         """Rate vectors left undecided, best first, routed by negotiated congestion
         (:func:`negotiate`), each with ``share`` of the time left in one stretch
@@ -782,13 +793,18 @@ class AroPlanner:
         negotiation still gets the better points (fat-tree k=16 with 500 workers per job, seed 1:
         (14.29, ...) found in 6 s, where best first gave (16.67, ...) all the time; with 200
         workers per job, seed 2, a guided plan at 40.08 that ended it kept negotiation from
-        (25, 25, 25, 25))."""
+        (25, 25, 25, 25)). ``above``: the levels the search never tried above the points given
+        (it goes below an undecided check); once every point given is a plan, they are placed
+        too, guided, least first, while each is a plan, with two placed tasks freed at most and
+        the time left (fat-tree k=16 with 500 workers per job, seed 2: 9.09 Gbps a task, then 10
+        in 24 s, whose repair frees two tasks and needs 19 s for that move)."""
         ordered: list[list[float]] = []  # best first, each once
         for point in sorted(points, key=lambda q: -objective.value(q)):
             rates = [float(v) for v in point]
             if not any(same_point(rates, q) for q in ordered):
                 ordered.append(rates)
-        if feasibility_columns(graphs) <= LP_FIRST_MAX_COLS:
+        guided_ok = feasibility_columns(graphs) <= LP_FIRST_MAX_COLS
+        if guided_ok:
             # the guided placement, least point first: a plan there raises the bar the next must
             # beat, and negotiation below still gets the better points
             guided_time = clock.sub(GUIDED_SHARE * clock.left())
@@ -808,16 +824,31 @@ class AroPlanner:
             talks = clock.sub((NEGOTIATE_SHARE if share is None else share) * clock.left())
             agreed = negotiate(sc, graphs, rates, _solver(talks, cancel), talks.left, cancel.check)
             if agreed is not None and self._holds(sc, graphs, agreed, rates):
-                return self._improve(sc, graphs, objective, agreed, best, rec)
+                best = self._improve(sc, graphs, objective, agreed, best, rec)
+                break
+        if above and guided_ok and ordered and best.objective >= objective.value(ordered[0]) * (1 - 1e-9):
+            # every point given is a plan now: climb the levels above them, least first, guided,
+            # while each is a plan, with the time left
+            for rates in above:
+                if objective.value(rates) <= best.objective * (1 + CORNER_MIN_GAIN) + REL:
+                    continue
+                if clock.left() <= 0:
+                    break
+                guided = self._guided(sc, graphs, rates, clock, cancel, frees=2)
+                if guided is None:
+                    break
+                best = self._improve(sc, graphs, objective, guided, best, rec)
         return best
 
     def _guided(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
+        frees: int = 1,
     ) -> list[Flows] | None:
         """Task after task in one pass, guided by the joint relaxation (:func:`_guided_costs`),
         a task that does not fit repaired by freeing one placed task (pairs freed ran out of
-        13-26 s each on fat-tree k=16 with 200 workers per job, seed 2, with no plan), within
-        ``clock``: a plan at ``rates`` (the evaluator's verdict included), or None. It goes
+        13-26 s each on fat-tree k=16 with 200 workers per job, seed 2, with no plan), or up to
+        ``frees``, each move with all the time left, within ``clock``: a plan at ``rates`` (the
+        evaluator's verdict included), or None. It goes
         before negotiation (:meth:`_negotiate`): on fat-tree k=16 with 500 workers per job,
         seed 2, it routes every task at 9.09 in 3 s where negotiation found nothing in 46 s."""
         cancel.check()
@@ -826,7 +857,8 @@ class AroPlanner:
         if lp.values is None:
             return None
         seq = self._one_by_one(sc, graphs, rates, clock, cancel, {}, repair=True,
-                               guide=_relaxed_use(blocks, rates, lp.values), passes=1, frees=1)
+                               guide=_relaxed_use(blocks, rates, lp.values), passes=1, frees=frees,
+                               patient=True)
         return seq if seq is not None and self._holds(sc, graphs, seq, rates) else None
 
     def _exact(
@@ -1335,7 +1367,7 @@ class AroPlanner:
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
         hints: dict, repair: bool = False, guide: list[dict[Resource, float]] | None = None, passes: int | None = None,
-        frees: int = 2,
+        frees: int = 2, patient: bool = False,
     ) -> list[Flows] | None:
         """Tasks routed one after the other in the bandwidth the earlier ones left: the greedy,
         else a single-task MILP fed through each admissible set of the PS leaf's pipelines (the
@@ -1345,7 +1377,8 @@ class AroPlanner:
         (:meth:`_repair`); if that fails too it moves to the front and all are placed again (once
         per task, or ``passes`` times). With ``guide`` (each task's use of each resource in the
         joint LP relaxation, :func:`_relaxed_use`) a task's MILP takes the least bandwidth,
-        weighted by what the tasks after it use there (:func:`_guided_costs`)."""
+        weighted by what the tasks after it use there (:func:`_guided_costs`). ``patient``: each
+        repair move gets all the time left (:meth:`_repair`)."""
         order = list(range(len(graphs)))
         budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
         for _attempt in range(len(graphs) if passes is None else passes):
@@ -1362,7 +1395,8 @@ class AroPlanner:
                 if f is not None:
                     out[i] = f
                     continue
-                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees) if repair and out else None
+                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, patient) \
+                    if repair and out else None
                 if fixed is None:
                     break
                 out, left = fixed
@@ -1375,7 +1409,7 @@ class AroPlanner:
 
     def _repair(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], placed: dict[int, Flows], i: int,
-        clock: _Clock, cancel: CancelToken, frees: int = 2,
+        clock: _Clock, cancel: CancelToken, frees: int = 2, patient: bool = False,
     ) -> tuple[dict[int, Flows], dict[Resource, float]] | None:
         """A large-neighbourhood move: task i, which does not fit in what the placed tasks left,
         is routed jointly with one (then two, unless ``frees`` is 1) of them in what the others
@@ -1402,11 +1436,12 @@ class AroPlanner:
             m, blocks = feasibility_model(sc, [graphs[k] for k in tasks], [rates[k] for k in tasks], rest,
                                           check=cancel.check)
             # most are refuted by the LP relaxation in a fraction of a second: each gets half of
-            # what is left (the last all), so one that needs seconds has them; freeing one task
-            # at a time, each gets all of it (fat-tree k=16 with 500 workers per job, seed 0,
-            # every task at 16.67: the first pair's MILP finds the plan in 10.5 s, and at half
-            # it ran out after 8.7 s)
-            whole = n_opt == len(options) - 1 or frees == 1
+            # what is left (the last all), so one that needs seconds has them; ``patient`` (the
+            # guided placement), each gets all of it (fat-tree k=16 with 500 workers per job,
+            # seed 0, every task at 16.67, one task freed: the first move's MILP finds the plan
+            # in 10.5 s, and at half it ran out after 8.7 s; seed 2, every task at 10, two
+            # freed: the first pair's MILP needs 19 s, and at half it ran out after 13.5 s)
+            whole = n_opt == len(options) - 1 or patient
             _, values = _decide(m, clock if whole else clock.sub(clock.left() / 2), cancel)
             if values is None:
                 continue
