@@ -122,15 +122,20 @@ def test_negotiation_starts_with_the_guided_placement(monkeypatch):
     assert negotiated == [[0.6, 1.2]]
 
 
+def _three_tasks() -> tuple[Scenario, list]:
+    """One job of three tasks on a small leaf-spine, for the repair's moves."""
+    sc = leaf_spine(4, 2, 3, host_capacity=1.0, fabric_capacity=1.0)
+    place_jobs(sc, 1, 3, 3, seed=1)
+    sc.touch()
+    return sc, task_graphs(sc)
+
+
 @pytest.mark.parametrize("frees", [1, 2])
 def test_a_repair_frees_at_most_frees_placed_tasks(monkeypatch, frees):
     """The guided placement's repair frees one placed task at a time (``frees=1``): where no
     such move fits (fat-tree k=16 with 200 workers per job, seed 2, every task at 25) it gives
     up in seconds instead of trying pairs, whose MILPs ran out of 13-26 s each there."""
-    sc = leaf_spine(4, 2, 3, host_capacity=1.0, fabric_capacity=1.0)
-    place_jobs(sc, 1, 3, 3, seed=1)
-    sc.touch()
-    graphs = task_graphs(sc)
+    sc, graphs = _three_tasks()
     aro = get("aro")
     built = []
     real = planner_module.feasibility_model
@@ -174,7 +179,13 @@ def test_the_guided_placement_goes_least_point_first_and_raises_the_bar(monkeypa
     assert out.objective >= objective.value([1.0, 1.0]) - 1e-9
 
 
-def _recording_guided(monkeypatch, aro):
+def _negotiate_above(monkeypatch, points, above):
+    """``_negotiate`` on the two-job case from a best plan of 0.1 each, the guided placements
+    it makes recorded as (rates, frees): (placed, outcome, best, the case's graphs)."""
+    sc = _two_jobs_one_uplink()
+    graphs = task_graphs(sc)
+    objective = objective_for(sc, sc.tasks())
+    aro = get("aro")
     placed = []
     real = type(aro)._guided
 
@@ -183,37 +194,27 @@ def _recording_guided(monkeypatch, aro):
         return real(self, sc, graphs, rates, clock, cancel, frees)
 
     monkeypatch.setattr(type(aro), "_guided", guided)
-    return placed
+    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
+    out = aro._negotiate(sc, graphs, objective, points, best, _Clock(30), CancelToken(), _Record(Progress()),
+                         above=above)
+    return placed, out, best, (sc, graphs, objective)
 
 
 def test_once_every_point_is_a_plan_the_guided_placement_climbs_the_levels_above(monkeypatch):
     """The levels the search skipped above its undecided points (``above``), least first, each
     with two placed tasks freed at most, while each is a plan: the first is (routes carrying 1.0
     each), the next cannot be (above the host links), and the one after it is not tried."""
-    sc = _two_jobs_one_uplink()
-    graphs = task_graphs(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    placed = _recording_guided(monkeypatch, aro)
-    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
-    out = aro._negotiate(sc, graphs, objective, [[0.05, 0.05]], best, _Clock(30), CancelToken(),
-                         _Record(Progress()), above=[[0.6, 0.6], [1.2, 1.2], [1.5, 1.5]])
+    placed, out, _, (sc, graphs, objective) = _negotiate_above(
+        monkeypatch, [[0.05, 0.05]], [[0.6, 0.6], [1.2, 1.2], [1.5, 1.5]])
     assert placed == [([0.6, 0.6], 2), ([1.2, 1.2], 2)]
     assert out.objective >= objective.value([1.0, 1.0]) - 1e-9
-    assert aro._holds(sc, graphs, out.flows, out.rates)
+    assert get("aro")._holds(sc, graphs, out.flows, out.rates)
 
 
 def test_no_climb_while_a_given_point_is_no_plan(monkeypatch):
     """A point given that neither the guided placement nor negotiation routes stays the next
     thing to settle: the levels above it are not climbed."""
-    sc = _two_jobs_one_uplink()
-    graphs = task_graphs(sc)
-    objective = objective_for(sc, sc.tasks())
-    aro = get("aro")
-    placed = _recording_guided(monkeypatch, aro)
-    best = Outcome(None, [0.1, 0.1], objective.value([0.1, 0.1]), None)
-    out = aro._negotiate(sc, graphs, objective, [[0.6, 1.2]], best, _Clock(30), CancelToken(),
-                         _Record(Progress()), above=[[0.6, 0.6]])
+    placed, out, best, _ = _negotiate_above(monkeypatch, [[0.6, 1.2]], [[0.6, 0.6]])
     assert placed == [([0.6, 1.2], 1)]
     assert out is best
 
@@ -223,10 +224,7 @@ def test_a_patient_repair_gives_each_move_all_the_time_left(monkeypatch, patient
     """Unless ``patient`` (the guided placement), a repair move gets half of the time left and
     the last all of it; patient, every move gets all of it (fat-tree k=16 with 500 workers per
     job, seed 2, every task at 10: the first pair's MILP needs 19 s of the 32 left)."""
-    sc = leaf_spine(4, 2, 3, host_capacity=1.0, fabric_capacity=1.0)
-    place_jobs(sc, 1, 3, 3, seed=1)
-    sc.touch()
-    graphs = task_graphs(sc)
+    sc, graphs = _three_tasks()
     aro = get("aro")
     given = []
 
@@ -240,5 +238,5 @@ def test_a_patient_repair_gives_each_move_all_the_time_left(monkeypatch, patient
     assert aro._repair(sc, graphs, [0.5, 0.5, 0.5], placed, 2, outer, CancelToken(), 2, patient) is None
     assert len(given) == 3  # each placed task alone, then both
     for n, (mine, left) in enumerate(given):
-        whole = patient or n == len(given) - 1
-        assert mine == pytest.approx(left, rel=0.05) if whole else mine == pytest.approx(left / 2, rel=0.05)
+        share = 1.0 if patient or n == len(given) - 1 else 0.5
+        assert mine == pytest.approx(share * left, rel=0.05)

@@ -64,14 +64,16 @@ def test_tie_break_skipped_when_its_link_rows_would_take_too_much_memory(monkeyp
     1.74 million nonzeros took GRID from 453 MB to 1.1 GB): over ``TIE_MAX_NONZEROS`` the
     tie-break is skipped without building them, and the first optimum is rounded."""
     from inaplanner.evaluate import evaluate
+    from inaplanner.planners.deadline import Deadline, OutOfTime
 
     sc = _ft8()
-    built = []
+    built, rows = [], []
     real = G._link_terms
 
     def recorded(cands, r, y, mult):
         terms = real(cands, r, y, mult)
-        built.append((sum(len(row) for row in terms.values()), G._link_nonzeros(cands, r, y)))
+        rows.append((cands, r, y))
+        built.append((sum(len(row) for row in terms.values()), G._link_nonzeros(cands, r, y, Deadline(None), None)))
         return terms
 
     monkeypatch.setattr(G, "_link_terms", recorded)
@@ -82,7 +84,10 @@ def test_tie_break_skipped_when_its_link_rows_would_take_too_much_memory(monkeyp
     monkeypatch.setattr(G, "TIE_MAX_NONZEROS", counted - 1)
     built.clear()
     plan = run_planner(get("grid"), sc, {"seed": 1, "time_limit": 60})
-    assert plan.planner.params["tie_break"] == (
-        f"skipped: its link rows would have {counted:,} nonzeros, over {counted - 1:,} (memory)")
+    assert plan.planner.params["tie_break"] == f"skipped: its link rows would have more than {counted - 1:,} nonzeros (memory)"
     assert built == []  # never built
     assert evaluate(sc, plan).feasible
+    # the count stops once it passes the most asked for, and honours the limit
+    assert counted - 1 < G._link_nonzeros(*rows[0], Deadline(None), None, counted - 1) <= counted
+    with pytest.raises(OutOfTime):
+        G._link_nonzeros(*rows[0], Deadline(0.0), None)
