@@ -332,7 +332,9 @@ def solve_gria(
     capacity is null (ARO's evaluation of GRID uses 3200). The tie-break re-solves run only
     when they can change something: when the first optimum overloads a link of its default
     (ECMP-spread) paths. Otherwise the first optimum is already link-feasible on those paths and
-    both re-solves were measured to return the same plans (see docs/scale.md)."""
+    both re-solves were measured to return the same plans (see docs/scale.md). Nor do they run
+    when their link rows would pass ``TIE_MAX_NONZEROS`` (memory) or less time is left than
+    the first solve took."""
     deadline = deadline or Deadline(time_limit)
     started = deadline.elapsed()
     # an r per (worker group, candidate), and in the MILP an x each. ``printed`` (the benchmark's
