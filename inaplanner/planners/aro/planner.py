@@ -848,17 +848,16 @@ class AroPlanner:
         a task that does not fit repaired by freeing one placed task (pairs freed ran out of
         13-26 s each on fat-tree k=16 with 200 workers per job, seed 2, with no plan), or up to
         ``frees``, each move with all the time left, within ``clock``: a plan at ``rates`` (the
-        evaluator's verdict included), or None. It goes
-        before negotiation (:meth:`_negotiate`): on fat-tree k=16 with 500 workers per job,
-        seed 2, it routes every task at 9.09 in 3 s where negotiation found nothing in 46 s."""
+        evaluator's verdict included), or None. It goes before negotiation (:meth:`_negotiate`):
+        on fat-tree k=16 with 500 workers per job, seed 2, it routes every task at 9.09 in 3 s
+        where negotiation found nothing in 46 s."""
         cancel.check()
         m, blocks = feasibility_model(sc, graphs, rates, check=cancel.check)
         lp = _relaxation(m, clock, cancel, _relaxations(graphs))
         if lp.values is None:
             return None
         seq = self._one_by_one(sc, graphs, rates, clock, cancel, {}, repair=True,
-                               guide=_relaxed_use(blocks, rates, lp.values), passes=1, frees=frees,
-                               patient=True)
+                               guide=_relaxed_use(blocks, rates, lp.values), passes=1, frees=frees)
         return seq if seq is not None and self._holds(sc, graphs, seq, rates) else None
 
     def _exact(
@@ -1367,7 +1366,7 @@ class AroPlanner:
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
         hints: dict, repair: bool = False, guide: list[dict[Resource, float]] | None = None, passes: int | None = None,
-        frees: int = 2, patient: bool = False,
+        frees: int = 2,
     ) -> list[Flows] | None:
         """Tasks routed one after the other in the bandwidth the earlier ones left: the greedy,
         else a single-task MILP fed through each admissible set of the PS leaf's pipelines (the
@@ -1377,8 +1376,8 @@ class AroPlanner:
         (:meth:`_repair`); if that fails too it moves to the front and all are placed again (once
         per task, or ``passes`` times). With ``guide`` (each task's use of each resource in the
         joint LP relaxation, :func:`_relaxed_use`) a task's MILP takes the least bandwidth,
-        weighted by what the tasks after it use there (:func:`_guided_costs`). ``patient``: each
-        repair move gets all the time left (:meth:`_repair`)."""
+        weighted by what the tasks after it use there (:func:`_guided_costs`), and each repair
+        move gets all the time left (``patient``, :meth:`_repair`)."""
         order = list(range(len(graphs)))
         budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
         for _attempt in range(len(graphs) if passes is None else passes):
@@ -1395,7 +1394,7 @@ class AroPlanner:
                 if f is not None:
                     out[i] = f
                     continue
-                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, patient) \
+                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, guide is not None) \
                     if repair and out else None
                 if fixed is None:
                     break
