@@ -1376,8 +1376,8 @@ class AroPlanner:
         (:meth:`_repair`); if that fails too it moves to the front and all are placed again (once
         per task, or ``passes`` times). With ``guide`` (each task's use of each resource in the
         joint LP relaxation, :func:`_relaxed_use`) a task's MILP takes the least bandwidth,
-        weighted by what the tasks after it use there (:func:`_guided_costs`), and each repair
-        move gets all the time left (``patient``, :meth:`_repair`)."""
+        weighted by what the tasks after it use there (:func:`_guided_costs`). Each repair
+        move may take all of the time left (``patient``, :meth:`_repair`)."""
         order = list(range(len(graphs)))
         budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
         for _attempt in range(len(graphs) if passes is None else passes):
@@ -1394,7 +1394,7 @@ class AroPlanner:
                 if f is not None:
                     out[i] = f
                     continue
-                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, guide is not None) \
+                fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, patient=True) \
                     if repair and out else None
                 if fixed is None:
                     break
@@ -1415,8 +1415,18 @@ class AroPlanner:
         leave: a feasibility MILP over the freed tasks only, far smaller than the joint one
         (fat-tree k=16 with 200 workers per job: plans in about 20 s where the joint MILP stays
         undecided after 80 s).
-        The placed tasks using most bandwidth on i's resources are freed first. Returns the new
-        placement and what it leaves, or None."""
+        The placed tasks using most bandwidth on i's resources are freed first. Most moves are
+        refuted by their LP relaxation in a fraction of a second; a move whose MILP runs gets
+        half of the time left and the last move all of it, or, ``patient`` (the corner points'
+        and the guided placement's repairs, :meth:`_one_by_one`), each gets all of it: there
+        the move that fits can need most of it (fat-tree k=16 with 200 workers per job, seed 1,
+        the corner worth 58.45: 7.5 s where half gave 7.2 s, and 40.08 in six of six runs
+        beside another; with 500 workers per job, seed 0, the guided placement at 16.67:
+        10.5 s where half gave 8.7 s; seed 2, at 10, two tasks freed: 19 s where half gave
+        13.5 s). The climb's moves (:meth:`_climb`) are many and most fail: patient there too,
+        fat-tree k=8 seed 2 found 50.1, but k=16 with 500 workers per job, seed 0, ended at
+        28.63 instead of 33.4 and with 200, seed 2, at 58.47 instead of 54.3-56.38 (bounds).
+        Returns the new placement and what it leaves, or None."""
         mine = {res for e in graphs[i].edges for res in e.resources}
         weight = {j: sum(v for res, v in (usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
                   for j, f in placed.items()}
@@ -1434,12 +1444,6 @@ class AroPlanner:
             tasks = [i, *freed]
             m, blocks = feasibility_model(sc, [graphs[k] for k in tasks], [rates[k] for k in tasks], rest,
                                           check=cancel.check)
-            # most are refuted by the LP relaxation in a fraction of a second: each gets half of
-            # what is left (the last all), so one that needs seconds has them; ``patient`` (the
-            # guided placement), each gets all of it (fat-tree k=16 with 500 workers per job,
-            # seed 0, every task at 16.67, one task freed: the first move's MILP finds the plan
-            # in 10.5 s, and at half it ran out after 8.7 s; seed 2, every task at 10, two
-            # freed: the first pair's MILP needs 19 s, and at half it ran out after 13.5 s)
             whole = n_opt == len(options) - 1 or patient
             _, values = _decide(m, clock if whole else clock.sub(clock.left() / 2), cancel)
             if values is None:
