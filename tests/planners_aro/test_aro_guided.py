@@ -224,8 +224,8 @@ def test_a_patient_repair_gives_each_move_all_the_time_left(monkeypatch, patient
     """Unless ``patient`` (the corner points' and the guided placement's repairs), a repair move
     gets half of the time left and the last all of it; patient, every move gets all of it
     (fat-tree k=16 with 200 workers per job, seed 1: the corner worth 58.45 needs 7.5 s where
-    half gave 7.2 s; with 500 workers per
-    job, seed 2, every task at 10: the first pair's MILP needs 19 s of the 32 left)."""
+    half gave 7.2 s; with 500 workers per job, seed 2, every task at 10: the first pair's MILP
+    needs 19 s of the 32 left)."""
     sc, graphs = _three_tasks()
     aro = get("aro")
     given = []

@@ -1425,8 +1425,8 @@ class AroPlanner:
         10.5 s where half gave 8.7 s; seed 2, at 10, two tasks freed: 19 s where half gave
         13.5 s). The climb's moves (:meth:`_climb`) are many and most fail: patient there too,
         fat-tree k=8 seed 2 found 50.1, but k=16 with 500 workers per job, seed 0, ended at
-        28.63 instead of 33.4 and with 200, seed 2, at 58.47 instead of 54.3-56.38 (bounds).
-        Returns the new placement and what it leaves, or None."""
+        28.63 instead of 33.4, and with 200, seed 2, with its bound at 58.47 instead of
+        54.3-56.38. Returns the new placement and what it leaves, or None."""
         mine = {res for e in graphs[i].edges for res in e.resources}
         weight = {j: sum(v for res, v in (usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
                   for j, f in placed.items()}
