@@ -65,8 +65,16 @@ def test_climb_moves_are_every_single_raise_job_furthest_behind_first(seed):
         if up and min(up) <= reached[i]:
             expected.add(tuple(min(up) if k == i else r for k, r in enumerate(rates)))
     assert {tuple(p) for p in got} == expected and len(got) == len(expected)
-    keys = [(_profile(objective, p), objective.value(p)) for p in got]
-    assert all(a >= b for a, b in itertools.pairwise(keys))
+    # best first: the main term reached, then the job furthest behind before the move, then
+    # the smallest raise
+    def key(p):
+        i = next(k for k in range(n) if p[k] != rates[k])
+        before = _profile(objective, rates)
+        job = objective.weights[job_of[i]] * sum(r for r, j in zip(rates, job_of, strict=True) if j == job_of[i])
+        assert job in before
+        return (-_profile(objective, p)[0], job, objective.value(p))
+    keys = [key(p) for p in got]
+    assert all(a <= b for a, b in itertools.pairwise(keys))
     # a task at what it reached alone is never raised
     at_top = [i for i in range(n) if rates[i] == reached[i]]
     assert all(p[i] == rates[i] for p in got for i in at_top)
@@ -79,7 +87,18 @@ def test_climb_moves_raise_the_job_behind_before_the_job_ahead():
     cands = [[20.0, 25.0, 100 / 3]] * 4
     got = climb_moves([20.0, 25.0, 20.0, 20.0], [100 / 3] * 4, cands, objective)
     assert got[0][0] == 20.0 and got[0][1] == 25.0 and max(got[0][2:]) == 25.0
-    assert got[-1][:2] == [25.0, 25.0]  # the least: the job at 45 to 50, the other still at 40
+    # the last: the larger raise of the job at 45 (to 53.3), the other still at 40
+    assert got[-1][:2] == [20.0, 100 / 3] and got[-2][:2] == [25.0, 25.0]
+
+
+def test_climb_moves_with_the_jobs_tied_raise_least_first():
+    """Both jobs at 45: no single raise lifts the main term, and the next move must raise the
+    other job in what this one leaves, so the raises to 25 come before those to 33.3."""
+    objective = Objective("MJMT", [0, 0, 1, 1], [1.0, 1.0])
+    cands = [[20.0, 25.0, 100 / 3]] * 4
+    got = climb_moves([20.0, 25.0, 25.0, 20.0], [100 / 3] * 4, cands, objective)
+    assert sorted(map(tuple, got[:2])) == [(20.0, 25.0, 25.0, 25.0), (25.0, 25.0, 25.0, 20.0)]
+    assert {max(p) for p in got[2:]} == {100 / 3} and len(got) == 4
 
 
 def _low_start(sc):
