@@ -331,6 +331,40 @@ def test_cover_checks_only_points_that_would_beat_the_best_plan(make_leaf_spine,
     assert with_best.count("refuted") > without.count("refuted")
 
 
+@pytest.mark.parametrize("seed", [0, 4])
+def test_only_the_covers_relaxations_run_highs_presolve(make_leaf_spine, monkeypatch, seed):
+    """On models relaxed by interior point (here every model: the warm-start path is closed),
+    the level refutation's checks run HiGHS' presolve on their relaxations (fat-tree k=16 with
+    500 workers per job, seed 2: the level 27.6 refuted in paired runs where it was not),
+    and the other checks do not (the relaxation's point steers the guided placement: with
+    presolve there k=16 with 500 workers per job, seed 0, lost its plan). The cover's verdicts
+    are the ones it gives with presolve off."""
+    monkeypatch.setattr(planner_module, "WARM_MAX_NNZ", 0)
+    aro, sc, graphs, objective, top, cover = _cover_case(make_leaf_spine, seed)
+    levels = [top * (1 - 0.03 * k) for k in range(1, 12)]
+    real = planner_module.Milp.solve
+    calls: list[bool] = []
+
+    def solve(m, **kw):
+        if kw.get("relax") and kw.get("ipm"):
+            calls.append(bool(kw.get("presolve")))
+        return real(m, **kw)
+
+    monkeypatch.setattr(planner_module.Milp, "solve", solve)
+    with_presolve = [cover(level)[0] for level in levels]
+    assert calls and all(calls)
+    calls.clear()
+    aro._feasible(sc, graphs, [top / len(graphs)] * len(graphs), _Clock(30), CancelToken(),
+                  heuristics=False)
+    assert calls and not any(calls)
+    real_feasible = aro._feasible
+    monkeypatch.setattr(aro, "_feasible", lambda *a, **kw: real_feasible(*a, **{**kw, "presolve": False}))
+    calls.clear()
+    assert [cover(level)[0] for level in levels] == with_presolve
+    assert calls and not any(calls)
+    assert "refuted" in with_presolve
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_cover_that_finds_a_better_plan_ends_there(make_leaf_spine, seed):
     """A box point that is a plan better than the best one (none here) but below the level

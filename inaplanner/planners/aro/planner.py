@@ -1145,8 +1145,10 @@ class AroPlanner:
                 if any(same_point(top, q) and had <= RECHECK_GROWTH * t for q, t in undecided):
                     memo["stopped"].append(tv)
                     return "unknown", best_flows
+                # the relaxation with HiGHS' presolve: COVER_PRESOLVE_MAX_COLS
                 status, flows = self._feasible(sc, graphs, top, clock, cancel,
-                                               heuristics=False, greedy=True, share=COVER_CHECK_SHARE)
+                                               heuristics=False, greedy=True, share=COVER_CHECK_SHARE,
+                                               presolve=True)
                 if status == "infeasible":
                     new = [np.asarray(refuted_floor(point, bands)), tv]
                     no.extend(new)
@@ -1283,6 +1285,7 @@ class AroPlanner:
         greedy: bool = True,
         hints: dict | None = None,
         share: float = 0.5,
+        presolve: bool = False,
     ) -> tuple[str, list[Flows] | None]:
         """('feasible'|'infeasible'|'timeout', flows) for fixed task rates. First the greedy
         (:mod:`greedy`), then, with several tasks, task after task in what the others left (the
@@ -1295,7 +1298,9 @@ class AroPlanner:
         task's own plan), and on leaf-spine lambda = 5 the joint greedy took 4.7 of a check's
         10.8 s and failed where the task-after-task step found the plan. Where the relaxation
         admits the rates, the pipelines next to each PS are probed before the MILP
-        (:mod:`probing`); a check left undecided before leads with the relaxation and the probes."""
+        (:mod:`probing`); a check left undecided before leads with the relaxation and the probes.
+        ``presolve``: the joint relaxation runs HiGHS' presolve (:func:`_relaxation`; the level
+        refutation's checks)."""
         cancel.check()
         joint_greedy = greedy and not (len(graphs) > 1 and heuristics)
 
@@ -1331,7 +1336,7 @@ class AroPlanner:
             model = feasibility_model(sc, graphs, rates, check=cancel.check)
             solo = budget.sub(PROBE_SHARE * budget.left())  # a task alone: only what is known
             fix_known(sc, graphs, rates, *model, _probe_relax(solo, cancel), solo.left, cancel.check)
-            lp = _relaxation(model[0], budget, cancel, _relaxations(graphs))
+            lp = _relaxation(model[0], budget, cancel, _relaxations(graphs), presolve=presolve)
             if lp.status == "infeasible":
                 return True
             if not probe or lp.values is None:
@@ -1548,6 +1553,14 @@ PROBE_SIMPLEX_MAX_COLS = 20_000
 #: its top corner (25, 25, 25, 25) took 67 s of the 120 in repairs; its relaxation and the tasks'
 #: probes refute it in 0.7 s.
 LP_FIRST_MAX_COLS = 20_000
+#: The level refutation's relaxations (:meth:`AroPlanner._cover`) up to this many columns run
+#: HiGHS' presolve (0.03-0.06 s at fat-tree k=16's 9,000-12,000 columns, too short to hold up
+#: cancel; 0.22-0.25 s at 54,000-66,000). Infeasible ones, nearly all of the refutation's, take
+#: 0.37 s instead of 0.61 (medians, k=16 with 500 workers per job, seed 2; 0.48 against 0.55 s
+#: with 200), and that seed refuted the level 27.6 in 23 s instead of 37 s, 18 s before its limit
+#: instead of 5. Only there: elsewhere the relaxation's point steers the guided placement, which
+#: lost seed 0's plan (33.4) when every relaxation up to this size ran presolve (round 31).
+COVER_PRESOLVE_MAX_COLS = 20_000
 #: Feasibility MILPs up to this many columns are solved with HiGHS' presolve on (:func:`_decide`).
 PRESOLVE_MAX_COLS = 2000
 CHECK_MIN_SECONDS = 3.0
@@ -1891,14 +1904,17 @@ def _undecided_key(graphs: list[TaskGraph], rates: list[float]) -> tuple:
     return ("undecided", tuple(id(g) for g in graphs), tuple(float(r) for r in rates))
 
 
-def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations | None = None) -> MilpResult:
+def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations | None = None,
+                presolve: bool = False) -> MilpResult:
     """The LP relaxation of ``m``. Interior point: on these models it proves infeasibility in a
-    fraction of the simplex time. Presolve off: HiGHS' presolve cannot be interrupted (cancel
-    must act within a second). With ``memory`` (what earlier relaxations of this shape left) and
+    fraction of the simplex time. Presolve off (HiGHS' presolve cannot be interrupted, and
+    cancel must act within a second) unless ``presolve`` asks for it on a model of at most
+    ``COVER_PRESOLVE_MAX_COLS`` columns (the level refutation's checks). With ``memory`` (what earlier relaxations of this shape left) and
     a small model, first the certificates kept, then dual simplex from the last basis
     (:mod:`certificates`: fat-tree k=8's covers in about half the time)."""
     if memory is None or len(m.row_idx) > WARM_MAX_NNZ:
-        return m.solve(presolve=False, relax=True, ipm=True, **_milp_kw(clock, cancel))
+        return m.solve(presolve=presolve and m.n_cols <= COVER_PRESOLVE_MAX_COLS, relax=True, ipm=True,
+                       **_milp_kw(clock, cancel))
     cancel.check()
     return memory.relax(m, lambda warm: m.solve(presolve=False, relax=True, warm=warm, **_milp_kw(clock, cancel)))
 
