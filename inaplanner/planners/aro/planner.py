@@ -1909,9 +1909,10 @@ def _relaxation(m: Milp, clock: _Clock, cancel: CancelToken, memory: Relaxations
     """The LP relaxation of ``m``. Interior point: on these models it proves infeasibility in a
     fraction of the simplex time. Presolve off (HiGHS' presolve cannot be interrupted, and
     cancel must act within a second) unless ``presolve`` asks for it on a model of at most
-    ``COVER_PRESOLVE_MAX_COLS`` columns (the level refutation's checks). With ``memory`` (what earlier relaxations of this shape left) and
-    a small model, first the certificates kept, then dual simplex from the last basis
-    (:mod:`certificates`: fat-tree k=8's covers in about half the time)."""
+    ``COVER_PRESOLVE_MAX_COLS`` columns (the level refutation's checks). With ``memory`` (what
+    earlier relaxations of this shape left) and a small model, first the certificates kept, then
+    dual simplex from the last basis (:mod:`certificates`: fat-tree k=8's covers in about half
+    the time)."""
     if memory is None or len(m.row_idx) > WARM_MAX_NNZ:
         return m.solve(presolve=presolve and m.n_cols <= COVER_PRESOLVE_MAX_COLS, relax=True, ipm=True,
                        **_milp_kw(clock, cancel))
