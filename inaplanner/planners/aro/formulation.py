@@ -74,11 +74,14 @@ class Objective:
             thr[self.job_of[i]] += r
         return thr
 
+    def weighted(self, rates: np.ndarray | list[float]) -> np.ndarray:
+        """Each job's weighted throughput beta_s T_s (Eq. 3)."""
+        return np.asarray(self.weights) * self.throughputs(rates)
+
     def value(self, rates: np.ndarray | list[float]) -> float:
-        thr = self.throughputs(rates)
         if self.kind != "MJMT":
-            return float(thr.sum())
-        w = np.asarray(self.weights) * thr
+            return float(self.throughputs(rates).sum())
+        w = self.weighted(rates)
         return float(w.min() + MU * w.sum())
 
 
@@ -508,7 +511,7 @@ def exact_start(em: ExactModel, flows: list[Flows], rates: list[float], objectiv
             start[bc] = float(bit)
             start[w] = used_rates[i] if bit else 0.0
     if em.t_col is not None:
-        start[em.t_col] = float((np.asarray(objective.weights) * objective.throughputs(used_rates)).min())
+        start[em.t_col] = float(objective.weighted(used_rates).min())
     return start
 
 

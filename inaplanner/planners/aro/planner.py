@@ -1861,7 +1861,7 @@ def climb_moves(rates: list[float], reached: list[float], candidates: list[list[
     must raise another job in what this one leaves: on fat-tree k=8 seed 2, from (20, 25, 25,
     20) (both jobs at 45), raising task 1 or 2 to 33.3 first failed after 3.5 and 7.3 s and
     left (25, 25, 25, 25) a repair too short; the small raises reach it (50.1) in 7.6 s."""
-    before = objective.throughputs(rates) * np.asarray(objective.weights)
+    before = objective.weighted(rates)
     out = []
     for i, r in enumerate(rates):
         up = [c for c in candidates[i] if r * (1 + 1e-9) < c <= reached[i] * (1 + 1e-9)]
@@ -2059,10 +2059,9 @@ def _structural_joint_bound(sc: Scenario, graphs: list[TaskGraph], objective: Ob
 
 def _main_term(objective: Objective, rates: list[float]) -> float:
     """SJST/SJMT: the job's throughput; MJMT: min over jobs of beta_s T_s (Eq. 3 without mu)."""
-    thr = objective.throughputs(rates)
     if objective.kind != "MJMT":
-        return float(thr.sum())
-    return float(min(w * t for w, t in zip(objective.weights, thr, strict=True)))
+        return float(objective.throughputs(rates).sum())
+    return float(objective.weighted(rates).min())
 
 
 def _level_slack(objective: Objective) -> float:
