@@ -684,6 +684,13 @@ class AroPlanner:
             best, out_of_time = self._refute(sc, graphs, objective, finite, levels, best, gap, clock, cancel, rec)
             timed_out |= out_of_time
             bound = min(bound, levels.hi + extra)
+        # 4a. large models: the refutation again, its covers splitting the boxes of points left
+        #     undecided instead of stopping on them, at levels just below the bound
+        if several and large and bound_valid and not maxmin and not closed() and clock.left() > 0:
+            rec.enter("refute", 0.61, "refuting levels just below the bound, past undecided points")
+            best, _ = self._refute(sc, graphs, objective, finite, levels, best, gap,
+                                   clock.sub(SPLIT_OPEN_SHARE * clock.left()), cancel, rec, split_open=True)
+            bound = min(bound, levels.hi + extra)
         refuted_with = best.objective
         # 4b. on large models, the undecided rate vectors that would beat the best plan: routed by
         #     negotiated congestion, with one stretch of the time left
@@ -992,6 +999,7 @@ class AroPlanner:
         clock: _Clock,
         cancel: CancelToken,
         rec: _Record,
+        split_open: bool = False,
     ) -> tuple[Outcome, bool]:
         """Refute levels of the main term between the best plan and ``levels.hi`` (the lowest
         level refuted so far), bisecting: high levels are refuted with few boxes, levels near the
@@ -1007,7 +1015,13 @@ class AroPlanner:
         51.79). Likewise inside a pass: a cover that finds a plan better than the best ends
         ('better') and the bisection goes on from that plan; and a cover that found a better plan
         and then stopped on a point no better than it (``memo["stopped"]``) does not make its
-        level a floor."""
+        level a floor.
+
+        ``split_open``: the covers split the box of a point left undecided instead of stopping
+        on it (:meth:`_cover`), and each level tried lies a sixteenth of the way from the bound
+        down to the best plan, not halfway: such a cover checks many more points, and only one
+        just below the bound can end in the time left (large models, after the pass that
+        stopped; ``SPLIT_OPEN_SHARE``)."""
         unknown_at = 0.0
         if levels.refuted is None:
             levels.refuted = Refuted(len(graphs))
@@ -1015,10 +1029,11 @@ class AroPlanner:
             lo = max(_main_term(objective, best.rates), unknown_at)
             if levels.hi <= lo * (1 + max(gap, 1e-4)):
                 break
-            target = max(0.5 * (lo + levels.hi), lo * (1 + max(gap, 1e-4)))
+            below = levels.hi - (levels.hi - lo) / SPLIT_OPEN_STEPS if split_open else 0.5 * (lo + levels.hi)
+            target = max(below, lo * (1 + max(gap, 1e-4)))
             before = best.objective
             verdict, flows = self._cover(sc, graphs, objective, upper, target, clock, cancel, rec, levels.memo,
-                                         levels.bands, levels.refuted)
+                                         levels.bands, levels.refuted, split_open)
             if verdict == "refuted":
                 levels.hi = target
                 rec.tighten(target + levels.extra)
@@ -1057,6 +1072,7 @@ class AroPlanner:
         memo: dict[str, list],
         bands: set[float],
         refuted: Refuted | None = None,
+        split_open: bool = False,
     ) -> tuple[str, list[Flows] | None]:
         """Is there a plan whose main term (SJMT: the job's throughput, Eq. 2; MJMT: min_s
         beta_s T_s, Eq. 3 without mu) reaches ``level``? ('refuted', None), ('feasible', flows)
@@ -1076,7 +1092,9 @@ class AroPlanner:
         (``refuted``, :class:`~inaplanner.planners.aro.classes.Refuted`: every rate vector
         refusing each count vector that point refuses) needs no check. Boxes narrower than
         ``COVER_TOL`` T_s stop the search (the level is then within that of a point not refuted).
-        With one task per job this is a single check."""
+        With one task per job this is a single check. A point left undecided stops the cover
+        ('unknown'), or with ``split_open`` splits its box like a feasible one: the smaller boxes
+        cover the same rate vectors, and their least points lie above it."""
         per_job: dict[int, list[int]] = {}
         for i, s in enumerate(objective.job_of):
             per_job.setdefault(s, []).append(i)
@@ -1142,13 +1160,14 @@ class AroPlanner:
                 # a point left undecided with about as much time is not checked again (fat-tree
                 # k=16 with 200 workers per job: levels 57.3 to 58.3 each spent 3.5 s on the same
                 # (25, 25, 33.3, 25))
-                if any(same_point(top, q) and had <= RECHECK_GROWTH * t for q, t in undecided):
+                left_open = any(same_point(top, q) and had <= RECHECK_GROWTH * t for q, t in undecided)
+                if left_open and not split_open:
                     memo["stopped"].append(tv)
                     return "unknown", best_flows
                 # the relaxation with HiGHS' presolve: COVER_PRESOLVE_MAX_COLS
-                status, flows = self._feasible(sc, graphs, top, clock, cancel,
-                                               heuristics=False, greedy=True, share=COVER_CHECK_SHARE,
-                                               presolve=True)
+                status, flows = ("timeout", None) if left_open else \
+                    self._feasible(sc, graphs, top, clock, cancel, heuristics=False, greedy=True,
+                                   share=COVER_CHECK_SHARE, presolve=True)
                 if status == "infeasible":
                     new = [np.asarray(refuted_floor(point, bands)), tv]
                     no.extend(new)
@@ -1157,26 +1176,29 @@ class AroPlanner:
                         refuted.add(point, bands)
                     continue
                 if flows is None:
-                    undecided.append((tv, had))
-                    memo["stopped"].append(tv)
-                    return "unknown", best_flows
-                rates = self._route_rates(sc, graphs, flows, objective)
-                yes.append(np.maximum(np.asarray(rates), pv))
-                yes_neg = np.hstack([yes_neg, -yes[-1][:, None] * (1 + 1e-12)])
-                if _main_term(objective, rates) >= level * (1 - 1e-9):
-                    return "feasible", flows
-                value = objective.value(rates)
-                if value > best_value:
-                    best_flows, best_value = flows, value
-                    rec.offer(flows, rates, value)
-                if _main_term(objective, rates) > beaten * (1 + 1e-9):
-                    # a plan better than the one the level was chosen from: the refutation
-                    # bisects again from it, and there points no better than it are split, not
-                    # checked (fat-tree k=8 seed 0: the three points symmetric to a plan at 41.75
-                    # just found were checked, each a plan of the same value, 12.6 s of the 60;
-                    # raising what the rest of this cover must beat instead split its boxes
-                    # without end where the plan lies just below the level)
-                    return "better", best_flows
+                    if not left_open:
+                        undecided.append((tv, had))
+                    if not split_open:
+                        memo["stopped"].append(tv)
+                        return "unknown", best_flows
+                else:
+                    rates = self._route_rates(sc, graphs, flows, objective)
+                    yes.append(np.maximum(np.asarray(rates), pv))
+                    yes_neg = np.hstack([yes_neg, -yes[-1][:, None] * (1 + 1e-12)])
+                    if _main_term(objective, rates) >= level * (1 - 1e-9):
+                        return "feasible", flows
+                    value = objective.value(rates)
+                    if value > best_value:
+                        best_flows, best_value = flows, value
+                        rec.offer(flows, rates, value)
+                    if _main_term(objective, rates) > beaten * (1 + 1e-9):
+                        # a plan better than the one the level was chosen from: the refutation
+                        # bisects again from it, and there points no better than it are split,
+                        # not checked (fat-tree k=8 seed 0: the three points symmetric to a plan
+                        # at 41.75 just found were checked, each a plan of the same value, 12.6 s
+                        # of the 60; raising what the rest of this cover must beat instead split
+                        # its boxes without end where the plan lies just below the level)
+                        return "better", best_flows
             widths = [(box[i][1] - box[i][0]) / max(need[objective.job_of[i]], 1e-12) for i in range(len(graphs))]
             j = max(range(len(graphs)), key=lambda i: widths[i])
             if widths[j] <= COVER_TOL:
@@ -1576,6 +1598,12 @@ RECHECK_GROWTH = 2.0
 #: Small models: the share of the time left for checking again, after the climb, the undecided
 #: rate vector worth most (:meth:`AroPlanner._recheck`).
 RECHECK_SHARE = 0.5
+#: Large models: after the level refutation, a pass whose covers split the boxes of points left
+#: undecided (:meth:`AroPlanner._refute`, ``split_open``) gets this share of the time left, and
+#: each level it tries lies this fraction (1 / SPLIT_OPEN_STEPS) of the way from the bound down
+#: to the best plan.
+SPLIT_OPEN_SHARE = 0.6
+SPLIT_OPEN_STEPS = 16
 #: The warm start tries the next heuristic only with at least this many seconds left.
 WARM_MIN_SECONDS = 1.0
 #: ... but always, whatever the limit, on scenarios with at most this many worker flows (all
