@@ -37,31 +37,31 @@ repair (:meth:`AroPlanner._repair`: a task that does not fit is routed jointly w
 placed tasks in what the rest leave). On fat-tree k=16 with 200 workers per job that finds
 (33.3, 25, 33.3, 25), 58.3 per job, where every joint check HiGHS is given stays undecided.
 
-Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is
-refuted by covering each job's simplex of rate splits with boxes whose least point is infeasible
-(downward closedness); levels are bisected between the best plan and the bound, high ones first
-(few boxes), and every feasible box point is a plan (on fat-tree k=8 it found the uneven splits
-that beat every even one). A box point left undecided is not checked again with as little
-time. On large models (at least ``NEGOTIATE_MIN_COLS`` columns) a last pass then refutes levels
-just below the bound, its covers splitting the boxes of points left undecided instead of stopping
-on them (``split_open``; fat-tree k=16 with 500 workers per job, seed 1: 41.77 -> 40.41-40.55),
-and the undecided rate vectors that would beat the best plan are routed by negotiated congestion
-(:mod:`negotiate`, :meth:`AroPlanner._negotiate`) with the rest of that stretch of time, where
-every check had started HiGHS afresh with a few seconds. Then, with the time left, the climb (:meth:`AroPlanner._climb`)
+Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is refuted
+by covering each job's simplex of rate splits with boxes whose least point is infeasible (downward
+closedness); levels are bisected between the best plan and the bound, high ones first (few boxes),
+and every feasible box point is a plan (on fat-tree k=8 it found the uneven splits that beat every
+even one). A box point left undecided is not checked again with as little time. On large models (at
+least ``NEGOTIATE_MIN_COLS`` columns) a last pass then refutes levels just below the bound, its
+covers splitting the boxes of points left undecided instead of stopping on them (``split_open``;
+fat-tree k=16 with 500 workers per job, seed 1: 41.77 -> 40.41-40.55), and the undecided rate
+vectors that would beat the best plan are routed by negotiated congestion (:mod:`negotiate`,
+:meth:`AroPlanner._negotiate`) with the rest of that stretch of time, where every check had started
+HiGHS afresh with a few seconds. Then, with the time left, the climb (:meth:`AroPlanner._climb`)
 raises one task's rate at a time from the best plan, the job furthest behind first, keeping the
-other tasks' routes (placing the raised task in what they leave, else the repair move): on
-fat-tree k=8 and k=16 it finds plans between the best one and levels the refutation left
-undecided, which that bisection never checks. A plan better than the one the refutation stopped
-at lets a second pass of it go on (:meth:`AroPlanner._refute`): the undecided points that stopped
-it, mostly plans, no longer beat the best plan, so they are not checked (fat-tree k=8 seed 2: the
-bound 53.46 -> 51.79 after the climb's 50.1). On small models, before that pass, the undecided
-point worth most is checked again with half the time left (:meth:`AroPlanner._recheck`). With
-several tasks per job the search of step 3 yields plans only, so it gets at most half the time
-left and does not retry an undecided level; on large models each of its checks gets an eighth
-of that, and the rate vectors it leaves undecided are negotiated right after it, before the
-refutation, with half the time left (fat-tree k=16 with 200 workers per job, seed 2: after the
-refutation, negotiation had too little time left for (25, 25, 25, 25) in 4 of 9 runs).
-The exact joint model of step 5 runs only on small models.
+other tasks' routes (placing the raised task in what they leave, else the repair move): on fat-tree
+k=8 and k=16 it finds plans between the best one and levels the refutation left undecided, which
+that bisection never checks. A plan better than the one the refutation stopped at lets a second
+pass of it go on (:meth:`AroPlanner._refute`): the undecided points that stopped it, mostly plans,
+no longer beat the best plan, so they are not checked (fat-tree k=8 seed 2: the bound 53.46 ->
+51.79 after the climb's 50.1). On small models, before that pass, the undecided point worth most is
+checked again with half the time left (:meth:`AroPlanner._recheck`). With several tasks per job the
+search of step 3 yields plans only, so it gets at most half the time left and does not retry an
+undecided level; on large models each of its checks gets an eighth of that, and the rate vectors it
+leaves undecided are negotiated right after it, before the refutation, with half the time left
+(fat-tree k=16 with 200 workers per job, seed 2: after the refutation, negotiation had too little
+time left for (25, 25, 25, 25) in 4 of 9 runs). The exact joint model of step 5 runs only on small
+models.
 
 At scale (issue 13): the run's clock (:class:`_Clock`, wall or CPU per ``limit_kind``) bounds every
 phase: graph and model building, the greedy and the heuristics check it through
