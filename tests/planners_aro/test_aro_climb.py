@@ -130,12 +130,17 @@ def test_climb_plans_hold_never_lose_and_never_beat_brute_force(seed, make_leaf_
     assert got.objective > 2 * start.objective
 
 
-def test_the_climbs_repairs_are_not_patient(make_leaf_spine, monkeypatch):
-    """The climb's moves are many and most fail: its repairs give a move half of the time left
-    (patient there, fat-tree k=16 with 500 workers per job, seed 0, ended at 28.63 instead of
-    33.4)."""
+@pytest.mark.parametrize("large", [False, True])
+def test_the_climbs_repairs_are_patient_on_small_models_only(make_leaf_spine, monkeypatch, large):
+    """The climb's moves are many and most fail: on large models (``NEGOTIATE_MIN_COLS``) its
+    repairs give a move half of the time left (patient there, fat-tree k=16 with 500 workers per
+    job, seed 0, ended at 28.63 instead of 33.4); on small ones each move gets all of it
+    (fat-tree k=8 seed 2 on a slower machine: the move to (25, 25, 25, 25) needed more than the
+    half it got, 45.09 instead of 50.1)."""
     sc = make_leaf_spine(0, **MJMT2)
     aro, graphs, objective, reached, start = _low_start(sc)
+    if large:
+        monkeypatch.setattr(planner_module, "NEGOTIATE_MIN_COLS", 1)
     asked = []
 
     def repair(sc, graphs, rates, placed, i, clock, cancel, frees=2, patient=False):
@@ -146,7 +151,7 @@ def test_the_climbs_repairs_are_not_patient(make_leaf_spine, monkeypatch):
     monkeypatch.setattr(aro, "_repair", repair)
     got = aro._climb(sc, graphs, objective, reached, start, _Clock(30), CancelToken(), _Record(Progress()))
     assert got is start
-    assert asked and not any(asked)
+    assert asked and all(p is not large for p in asked)
 
 
 def test_climb_stops_below_a_bound(make_leaf_spine):

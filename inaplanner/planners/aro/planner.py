@@ -942,7 +942,8 @@ class AroPlanner:
         """A local search over rates from the best plan: one task's rate goes up to its next
         candidate (:func:`climb_moves`, the job furthest behind first), keeping the other tasks'
         routes; the task is placed in what they leave, else routed jointly with one or two of
-        them (:meth:`_repair`); :meth:`_place` starts from the task's current routes (they may
+        them (:meth:`_repair`, patient on models below ``NEGOTIATE_MIN_COLS``, where the moves
+        are few and quick); :meth:`_place` starts from the task's current routes (they may
         still fit at the higher rate) and then keeps the greedy near them. The first move that
         works is taken and the moves are listed again; it stops when none works. Each move gets
         at most ``CLIMB_MOVE_SHARE`` of the time left, and a rate vector that failed is not tried
@@ -950,6 +951,7 @@ class AroPlanner:
         refutation (it bisects above the undecided level); on fat-tree k=8 seed 2 it left 45.09
         where (25, 25, 25, 25) is a plan (50.1). Returns ``best`` or better."""
         cands = [rate_candidates(sc, g) for g in graphs]
+        patient = sum(len(g.edges) + len(g.inps) for g in graphs) < NEGOTIATE_MIN_COLS
         failed: set[tuple[float, ...]] = set()
         flows, rates = list(best.flows), list(best.rates)
         while clock.left() > 0:
@@ -971,7 +973,7 @@ class AroPlanner:
                 if mine is not None:
                     new: dict[int, Flows] | None = {**placed, i: mine}
                 else:
-                    fixed = self._repair(sc, graphs, point, placed, i, each, cancel)
+                    fixed = self._repair(sc, graphs, point, placed, i, each, cancel, patient=patient)
                     new = fixed[0] if fixed is not None else None
                 got = None if new is None else [new[j] for j in range(len(graphs))]
                 if got is None or not self._holds(sc, graphs, got, point):
@@ -1452,10 +1454,13 @@ class AroPlanner:
         the corner worth 58.45: 7.5 s where half gave 7.2 s, and 40.08 in six of six runs
         beside another; with 500 workers per job, seed 0, the guided placement at 16.67:
         10.5 s where half gave 8.7 s; seed 2, at 10, two tasks freed: 19 s where half gave
-        13.5 s). The climb's moves (:meth:`_climb`) are many and most fail: patient there too,
-        fat-tree k=8 seed 2 found 50.1, but k=16 with 500 workers per job, seed 0, ended at
-        28.63 instead of 33.4, and with 200, seed 2, with its bound at 58.47 instead of
-        54.3-56.38. Returns the new placement and what it leaves, or None."""
+        13.5 s). The climb's moves (:meth:`_climb`) are many and most fail: patient there on
+        large models too, fat-tree k=16 with 500 workers per job, seed 0, ended at 28.63
+        instead of 33.4, and with 200, seed 2, with its bound at 58.47 instead of 54.3-56.38;
+        so the climb is patient on small models only (fat-tree k=8 seed 2 on a machine 0.75
+        times as fast as round 27's: the move to (25, 25, 25, 25) needed more than the 6.4 s
+        half gave, 45.09 instead of 50.1). Returns the new placement and what it leaves, or
+        None."""
         mine = {res for e in graphs[i].edges for res in e.resources}
         weight = {j: sum(v for res, v in (usage(graphs[j], f, rates[j]) or {}).items() if res in mine)
                   for j, f in placed.items()}
