@@ -30,12 +30,12 @@ A planner name may carry parameters: ``grid:links=ignore:rounds=1``.
     python benchmarks/bench_scale.py --sizes ft8 --workers 50 --seeds 0,1,2 --planners grid,grid-authors \
         --repeat 5                              # medians: this ratio moves by 0.1 between runs
     python benchmarks/bench_scale.py --paths      # our k shortest paths vs networkx's
-    python benchmarks/bench_scale.py --speed      # this machine against the README's
+    python benchmarks/bench_scale.py --speed      # this machine against the README's reference
 
 Every ARO figure ends at its time limit, so a machine that does less in a CPU second gives worse
 figures (docs/scale.md, round 27). ``--speed`` times a fixed amount of the work ARO's checks do
-(:func:`speed_workload`) and prints it beside the figure of the machine the README's table was
-measured on.
+(:func:`speed_workload`) and prints it beside the figure of the README's reference machine
+(round 27's), against which the README states each figure's machine speed.
 """
 
 from __future__ import annotations
@@ -222,8 +222,8 @@ def median_run(runs: list[dict]) -> dict:
     return timed[(len(timed) - 1) // 2]
 
 
-#: :func:`speed_workload`'s median CPU seconds on the machine of the README's current figures
-#: (round 27's 2-core AMD EPYC machine, idle).
+#: :func:`speed_workload`'s median CPU seconds on the README's reference machine (round 27's
+#: 2-core AMD EPYC machine, idle): the README gives each figure's machine speed against it.
 README_SPEED_SECONDS = 3.46
 #: The columns of the workload's model: another count means another amount of work, and the
 #: figure above no longer compares.
@@ -249,7 +249,7 @@ def speed_workload() -> tuple[float, int]:
 
 def speed_benchmark(runs: int = 3) -> None:
     """The median of ``runs`` :func:`speed_workload` runs, each in a fresh process, against the
-    README's machine."""
+    README's reference machine."""
     import statistics
 
     code = f"import sys; sys.path.insert(0, {HERE!r}); import bench_scale; print(*bench_scale.speed_workload())"
@@ -263,7 +263,7 @@ def speed_benchmark(runs: int = 3) -> None:
         got.append(float(seconds))
     mid = statistics.median(got)
     print(f"speed workload: {mid:.2f} CPU s (median of {runs}: {', '.join(f'{g:.2f}' for g in got)}); "
-          f"the README's machine: {README_SPEED_SECONDS:.2f} s, so this machine does "
+          f"the README's reference machine (round 27's): {README_SPEED_SECONDS:.2f} s, so this machine does "
           f"{README_SPEED_SECONDS / mid:.2f} times its work in a CPU second", flush=True)
 
 
