@@ -6,6 +6,7 @@ wall-clock backstop under a CPU limit."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 
@@ -15,6 +16,7 @@ from inaplanner.planners.aro.formulation import objective_for
 from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import (
     CORNER_MIN_GAIN,
+    CORNER_TOP_SECONDS,
     SINGLE,
     Outcome,
     _Clock,
@@ -175,6 +177,64 @@ def test_no_corner_within_the_least_gain_is_tried(make_leaf_spine, monkeypatch):
 
     assert top in run(top / (1 + 2 * CORNER_MIN_GAIN))
     assert run(top / (1 + CORNER_MIN_GAIN / 2)) == []
+
+
+@pytest.mark.parametrize(("placed", "slots"), [([3, 3], 2), ([2, 3, 3], 3), ([1], 1), ([0], 1)])
+def test_the_top_corner_gets_another_slot_while_it_places_tasks(make_leaf_spine, monkeypatch, placed, slots):
+    """The top corner (a plan there closes the gap) whose slot ran out with half of its tasks
+    placed or more, all having fitted, is routed again in a slot of at most
+    ``CORNER_TOP_SECONDS``, the tasks it placed given as hints so that only the rest take time,
+    until a slot places no more tasks than the one before. With fewer placed, or a slot that
+    placed nothing that way (a task did not fit), the next corner comes at once."""
+    sc = make_leaf_spine(1, **MJMT2)
+    aro, graphs, objective, start, corners = _from_solo(sc)
+    monkeypatch.setattr("inaplanner.planners.aro.planner._relaxation_infeasible", lambda *a, **k: False)
+    calls: list = []
+    slot = iter(placed)
+
+    def one_by_one(sc, graphs, point, clock, cancel, hints, repair=False, partial=None, **kw):
+        calls.append((list(point), dict(hints), clock.left()))
+        if partial is not None:  # the top corner's slots: this many tasks placed as time ran out
+            partial.update({i: start.flows[i] for i in range(next(slot))})
+            clock.end = -math.inf
+        return None
+
+    monkeypatch.setattr(aro, "_one_by_one", one_by_one)
+    corners()
+    top = calls[0][0]
+    assert objective.value(top) == max(objective.value(c[0]) for c in calls)
+    assert [c[0] == top for c in calls[:slots + 1]] == [True] * slots + [False] * (len(calls) > slots)
+    assert all(seconds <= CORNER_TOP_SECONDS + 1e-6 for _, _, seconds in calls[:slots])
+    for k in range(1, slots):  # each slot starts from what the one before placed
+        assert all(calls[k][1][graphs[i].task] is start.flows[i] for i in range(placed[k - 1]))
+
+
+def test_one_by_one_reports_the_tasks_it_placed_as_time_ran_out(make_leaf_spine, monkeypatch):
+    """``partial``: the tasks placed before the time ran out, which hold together at their
+    rates; nothing when a task did not fit in what the earlier ones left (there a repair
+    follows, not another slot)."""
+    sc = make_leaf_spine(1, **MJMT2)
+    aro, graphs, objective, start, _ = _from_solo(sc)
+    partial: dict = {}
+    rates = list(start.rates[:-1]) + [100.0 * max(start.rates)]  # the last cannot be routed at all
+    assert aro._one_by_one(sc, graphs, rates, _Clock(20), CancelToken(), {}, repair=True, partial=partial) is None
+    assert partial == {}
+    real = aro._place
+    placed: list = []
+
+    def place(sc, g, r, left, budget, cancel, *a, **k):
+        if len(placed) == 3:
+            budget.end = -math.inf  # the time runs out while the fourth is being placed
+            return None
+        placed.append(g)
+        return real(sc, g, r, left, budget, cancel, *a, **k)
+
+    monkeypatch.setattr(aro, "_place", place)
+    assert aro._one_by_one(sc, graphs, start.rates, _Clock(20), CancelToken(), {}, repair=True,
+                           partial=partial) is None
+    assert sorted(partial) == [0, 1, 2]
+    left: dict = {}
+    assert all(_take(sc, graphs[i], f, start.rates[i], left) for i, f in partial.items())
 
 
 def test_highs_gets_a_wall_backstop_under_a_cpu_limit():

@@ -35,7 +35,8 @@ Before step 3, jobs with several tasks try the corner points of what the tasks r
 there and the others one rate class below), routed task after task with a large-neighbourhood
 repair (:meth:`AroPlanner._repair`: a task that does not fit is routed jointly with one or two
 placed tasks in what the rest leave). On fat-tree k=16 with 200 workers per job that finds
-(33.3, 25, 33.3, 25), 58.3 per job, where every joint check HiGHS is given stays undecided.
+(33.3, 25, 33.3, 25), 58.3 per job, where every joint check HiGHS is given stays undecided. The top
+corner goes first, in short slots while its tasks fit (:meth:`AroPlanner._top_corner`).
 
 Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is refuted
 by covering each job's simplex of rate splits with boxes whose least point is infeasible (downward
@@ -49,15 +50,16 @@ vectors that would beat the best plan are routed by negotiated congestion (:mod:
 :meth:`AroPlanner._negotiate`) with the rest of that stretch of time, where every check had started
 HiGHS afresh with a few seconds. Then, with the time left, the climb (:meth:`AroPlanner._climb`)
 raises one task's rate at a time from the best plan, the job furthest behind first, keeping the
-other tasks' routes (placing the raised task in what they leave, else the repair move): on fat-tree
-k=8 and k=16 it finds plans between the best one and levels the refutation left undecided, which
-that bisection never checks. A plan better than the one the refutation stopped at lets a second
-pass of it go on (:meth:`AroPlanner._refute`): the undecided points that stopped it, mostly plans,
-no longer beat the best plan, so they are not checked (fat-tree k=8 seed 2: the bound 53.46 ->
-51.79 after the climb's 50.1). On small models, before that pass, the undecided point worth most is
-checked again with half the time left (:meth:`AroPlanner._recheck`). With several tasks per job the
-search of step 3 yields plans only, so it gets at most half the time left and does not retry an
-undecided level; on large models each of its checks gets an eighth of that, and the rate vectors it
+other tasks' routes (placing the raised task in what they leave, else the repair move, whose
+moves may each take all of the time left on small models): on fat-tree k=8 and k=16 it finds
+plans between the best one and levels the refutation left undecided, which that bisection never
+checks. A plan better than the one the refutation stopped at lets a second pass of it go on
+(:meth:`AroPlanner._refute`): the undecided points that stopped it, mostly plans, no longer beat
+the best plan, so they are not checked (fat-tree k=8 seed 2: the bound 53.46 -> 51.79 after the
+climb's 50.1). On small models, before that pass, the undecided point worth most is checked again
+with half the time left (:meth:`AroPlanner._recheck`). With several tasks per job the search of
+step 3 yields plans only, so it gets at most half the time left and does not retry an undecided
+level; on large models each of its checks gets an eighth of that, and the rate vectors it
 leaves undecided are negotiated right after it, before the refutation, with half the time left
 (fat-tree k=16 with 200 workers per job, seed 2: after the refutation, negotiation had too little
 time left for (25, 25, 25, 25) in 4 of 9 runs). The exact joint model of step 5 runs only on small
@@ -773,17 +775,45 @@ class AroPlanner:
                                                    budget, cancel, _relaxations(graphs)):
                 continue  # settled in a fraction of a second (fat-tree k=8), not counted as tried
             tried += 1
-            # the top at most CORNER_TOP_SECONDS; then the first gets half the budget (a plan
-            # there needs about 15 s on fat-tree k=16), each next half of what is left, the
-            # last all of it
+            # the top in slots of CORNER_TOP_SECONDS while it places tasks; then the first gets
+            # half the budget (a plan there needs about 15 s on fat-tree k=16), each next half
+            # of what is left, the last all of it
             if n == 0:
-                each = budget.sub(min(CORNER_TOP_SECONDS, budget.left() / 4))
+                flows = self._top_corner(sc, graphs, point, budget, cancel, hints)
             else:
                 each = budget if tried == CORNER_MAX else budget.sub(budget.left() / 2)
-            flows = self._one_by_one(sc, graphs, point, each, cancel, hints, repair=True)
+                flows = self._one_by_one(sc, graphs, point, each, cancel, hints, repair=True)
             if flows is not None and self._holds(sc, graphs, flows, point):
                 best = self._improve(sc, graphs, objective, flows, best, rec)
         return best
+
+    def _top_corner(
+        self, sc: Scenario, graphs: list[TaskGraph], point: list[float], budget: _Clock, cancel: CancelToken,
+        hints: dict,
+    ) -> list[Flows] | None:
+        """The top corner, task after task, in slots of at most ``CORNER_TOP_SECONDS`` (and a
+        quarter of ``budget``). A plan there closes the gap, so a slot that runs out with half
+        of the tasks placed or more, every one having fitted in what the earlier ones left, is
+        followed by another, starting from the tasks it placed (given as hints, they fit again
+        at once); a slot that places no more tasks than the one before ends it (fat-tree k=32
+        with 200 workers per job, seeds 1 and 2, on a machine 0.75 times as fast as round 27's:
+        two or three tasks placed in the 3 s slot, the rest in a second; 83.5 / 100.2 instead of
+        optimal, in two pairs). Fewer tasks placed, or one that does not fit (the repair that
+        would follow is what stalls on such corners: fat-tree k=16 with 200 workers per job,
+        whose next corner needs the time), end it at once. Only one task left to place as the
+        rule gave k=32 nothing in its pair (the slot had placed two). Returns the plan, or
+        None."""
+        placed: dict[int, Flows] = {}
+        kept = hints
+        while not budget.expired():
+            partial: dict[int, Flows] = {}
+            slot = budget.sub(min(CORNER_TOP_SECONDS, budget.left() / 4))
+            flows = self._one_by_one(sc, graphs, point, slot, cancel, kept, repair=True, partial=partial)
+            if flows is not None or len(partial) <= len(placed) or 2 * len(partial) < len(graphs):
+                return flows
+            placed = partial
+            kept = {**hints, **{graphs[i].task: f for i, f in placed.items()}}
+        return None
 
     def _negotiate(
         self, sc: Scenario, graphs: list[TaskGraph], objective: Objective, points: list[np.ndarray], best: Outcome,
@@ -1397,7 +1427,7 @@ class AroPlanner:
     def _one_by_one(
         self, sc: Scenario, graphs: list[TaskGraph], rates: list[float], clock: _Clock, cancel: CancelToken,
         hints: dict, repair: bool = False, guide: list[dict[Resource, float]] | None = None, passes: int | None = None,
-        frees: int = 2,
+        frees: int = 2, partial: dict[int, Flows] | None = None,
     ) -> list[Flows] | None:
         """Tasks routed one after the other in the bandwidth the earlier ones left: the greedy,
         else a single-task MILP fed through each admissible set of the PS leaf's pipelines (the
@@ -1408,12 +1438,15 @@ class AroPlanner:
         per task, or ``passes`` times). With ``guide`` (each task's use of each resource in the
         joint LP relaxation, :func:`_relaxed_use`) a task's MILP takes the least bandwidth,
         weighted by what the tasks after it use there (:func:`_guided_costs`). Each repair
-        move may take all of the time left (``patient``, :meth:`_repair`)."""
+        move may take all of the time left (``patient``, :meth:`_repair`). When no plan comes,
+        ``partial`` (if given) receives the tasks placed before the time ran out, when every
+        task so far fitted in what the earlier ones left (none needed a repair)."""
         order = list(range(len(graphs)))
         budget = clock if repair else clock.sub(0.8 * clock.left())  # else the joint MILP follows
         for _attempt in range(len(graphs) if passes is None else passes):
             left: dict[Resource, float] = {}
             out: dict[int, Flows] = {}
+            fitted = True  # no task found not to fit in what the earlier ones left
             for n_i, i in enumerate(order):
                 later: dict[Resource, float] | None = None
                 if guide is not None:
@@ -1425,6 +1458,7 @@ class AroPlanner:
                 if f is not None:
                     out[i] = f
                     continue
+                fitted = fitted and budget.expired()
                 fixed = self._repair(sc, graphs, rates, out, i, budget, cancel, frees, patient=True) \
                     if repair and out else None
                 if fixed is None:
@@ -1432,6 +1466,8 @@ class AroPlanner:
                 out, left = fixed
             else:
                 return [out[i] for i in range(len(graphs))]
+            if partial is not None and fitted and budget.expired():
+                partial.update(out)
             if budget.left() <= 0:
                 return None
             order = [i] + [j for j in order if j != i]
@@ -1624,7 +1660,8 @@ REPAIR_MAX_MOVES = 6
 #: this share of the time left.
 CORNER_MAX = 4
 CORNER_SHARE = 0.6
-#: ... the top corner first, for at most this many seconds.
+#: ... the top corner first, in slots of at most this many seconds while it places tasks
+#: (:meth:`AroPlanner._top_corner`).
 CORNER_TOP_SECONDS = 3.0
 #: ... and only points that beat the best plan by at least this share: a failed check takes its
 #: whole slot. Fat-tree k=16 with 200 workers per job, seed 0: (33.3, 33.3, 25, 25), worth 50.117
