@@ -579,7 +579,7 @@ class AroPlanner:
             level = min(objective.weights[objective.job_of[i]] * finite[i] for i in range(len(graphs)))
             rho = np.array([level / objective.weights[objective.job_of[i]] for i in range(len(graphs))])
         several = len(set(objective.job_of)) < len(graphs)
-        large = sum(len(g.edges) + len(g.inps) for g in graphs) >= NEGOTIATE_MIN_COLS
+        large = feasibility_columns(graphs) >= NEGOTIATE_MIN_COLS
         unsettled: list[np.ndarray] = []  # rate vectors the search left undecided
         above: list[list[float]] = []  # the direction's levels the search skipped above them
         if not closed() and bound > 0 and rho.max() > 0:
@@ -981,7 +981,7 @@ class AroPlanner:
         refutation (it bisects above the undecided level); on fat-tree k=8 seed 2 it left 45.09
         where (25, 25, 25, 25) is a plan (50.1). Returns ``best`` or better."""
         cands = [rate_candidates(sc, g) for g in graphs]
-        patient = sum(len(g.edges) + len(g.inps) for g in graphs) < NEGOTIATE_MIN_COLS
+        patient = feasibility_columns(graphs) < NEGOTIATE_MIN_COLS
         failed: set[tuple[float, ...]] = set()
         flows, rates = list(best.flows), list(best.rates)
         while clock.left() > 0:
