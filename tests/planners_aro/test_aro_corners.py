@@ -16,6 +16,7 @@ from inaplanner.planners.aro.formulation import objective_for
 from inaplanner.planners.aro.graph import task_graphs
 from inaplanner.planners.aro.planner import (
     CORNER_MIN_GAIN,
+    CORNER_SHARE,
     CORNER_TOP_SECONDS,
     SINGLE,
     Outcome,
@@ -179,13 +180,21 @@ def test_no_corner_within_the_least_gain_is_tried(make_leaf_spine, monkeypatch):
     assert run(top / (1 + CORNER_MIN_GAIN / 2)) == []
 
 
-@pytest.mark.parametrize(("placed", "slots"), [([3, 3], 2), ([2, 3, 3], 3), ([1], 1), ([0], 1)])
-def test_the_top_corner_gets_another_slot_while_it_places_tasks(make_leaf_spine, monkeypatch, placed, slots):
+@pytest.mark.parametrize(("placed", "seconds"), [
+    ([3, 3, 3], ["first", "twice", "half"]),  # as many again: a longer slot, until one is capped at half the budget
+    ([2, 3, 3], ["first", "twice", "half"]),
+    ([3, 2], ["first", "twice"]),  # fewer placed: the end
+    ([1], ["first"]),  # fewer than half of the tasks placed
+    ([0], ["first"]),  # nothing placed that way (a task did not fit)
+])
+def test_the_top_corner_gets_longer_slots_while_it_places_tasks(make_leaf_spine, monkeypatch, placed, seconds):
     """The top corner (a plan there closes the gap) whose slot ran out with half of its tasks
-    placed or more, all having fitted, is routed again in a slot of at most
-    ``CORNER_TOP_SECONDS``, the tasks it placed given as hints so that only the rest take time,
-    until a slot places no more tasks than the one before. With fewer placed, or a slot that
-    placed nothing that way (a task did not fit), the next corner comes at once."""
+    placed or more, all having fitted, is routed again in a slot twice as long (the first of
+    ``CORNER_TOP_SECONDS``, each at most half of what the corners' budget has left), the tasks it
+    placed given as hints so that only the rest take time, until a slot places fewer tasks than
+    the one before, or as many in a slot that could not be longer. With fewer than half placed,
+    or a slot that placed nothing that way (a task did not fit), the next corner comes at once.
+    The corners' budget here: ``CORNER_SHARE`` of 30 s, 18 s."""
     sc = make_leaf_spine(1, **MJMT2)
     aro, graphs, objective, start, corners = _from_solo(sc)
     monkeypatch.setattr("inaplanner.planners.aro.planner._relaxation_infeasible", lambda *a, **k: False)
@@ -203,8 +212,12 @@ def test_the_top_corner_gets_another_slot_while_it_places_tasks(make_leaf_spine,
     corners()
     top = calls[0][0]
     assert objective.value(top) == max(objective.value(c[0]) for c in calls)
+    slots = len(seconds)
     assert [c[0] == top for c in calls[:slots + 1]] == [True] * slots + [False] * (len(calls) > slots)
-    assert all(seconds <= CORNER_TOP_SECONDS + 1e-6 for _, _, seconds in calls[:slots])
+    half = CORNER_SHARE * 30 / 2  # the third slot's cap: 4 x CORNER_TOP_SECONDS would be more
+    assert 2 * CORNER_TOP_SECONDS < half < 4 * CORNER_TOP_SECONDS
+    length = {"first": CORNER_TOP_SECONDS, "twice": 2 * CORNER_TOP_SECONDS, "half": half}
+    assert [c[2] for c in calls[:slots]] == pytest.approx([length[x] for x in seconds], abs=0.1)
     for k in range(1, slots):  # each slot starts from what the one before placed
         assert all(calls[k][1][graphs[i].task] is start.flows[i] for i in range(placed[k - 1]))
 

@@ -775,9 +775,9 @@ class AroPlanner:
                                                    budget, cancel, _relaxations(graphs)):
                 continue  # settled in a fraction of a second (fat-tree k=8), not counted as tried
             tried += 1
-            # the top in slots of CORNER_TOP_SECONDS while it places tasks; then the first gets
-            # half the budget (a plan there needs about 15 s on fat-tree k=16), each next half
-            # of what is left, the last all of it
+            # the top in slots (CORNER_TOP_SECONDS, then twice as long each) while it places
+            # tasks; then the first gets half the budget (a plan there needs about 15 s on
+            # fat-tree k=16), each next half of what is left, the last all of it
             if n == 0:
                 flows = self._top_corner(sc, graphs, point, budget, cancel, hints)
             else:
@@ -791,27 +791,35 @@ class AroPlanner:
         self, sc: Scenario, graphs: list[TaskGraph], point: list[float], budget: _Clock, cancel: CancelToken,
         hints: dict,
     ) -> list[Flows] | None:
-        """The top corner, task after task, in slots of at most ``CORNER_TOP_SECONDS`` (and a
-        quarter of ``budget``). A plan there closes the gap, so a slot that runs out with half
-        of the tasks placed or more, every one having fitted in what the earlier ones left, is
-        followed by another, starting from the tasks it placed (given as hints, they fit again
-        at once); a slot that places no more tasks than the one before ends it (fat-tree k=32
-        with 200 workers per job, seeds 1 and 2, on a machine 0.75 times as fast as round 27's:
-        two or three tasks placed in the 3 s slot, the rest in a second; 83.5 / 100.2 instead of
-        optimal, in two pairs). Fewer tasks placed, or one that does not fit (the repair that
-        would follow is what stalls on such corners: fat-tree k=16 with 200 workers per job,
-        whose next corner needs the time), end it at once. Only one task left to place as the
-        rule gave k=32 nothing in its pair (the slot had placed two). Returns the plan, or
+        """The top corner, task after task, in slots: the first of at most ``CORNER_TOP_SECONDS``
+        (and a quarter of ``budget``), each next twice as long as the one before (and at most half
+        of what ``budget`` has left). A plan there closes the gap, so a slot that runs out with
+        half of the tasks placed or more, every one having fitted in what the earlier ones left,
+        is followed by another, starting from the tasks it placed (given as hints, they fit again
+        at once); fewer tasks placed than in the slot before end it, and so do as many when the
+        slot could not be given more time than the one before (its cap). Fat-tree k=32 with 200
+        workers per job, seeds 1 and 2, on a machine 0.75 times as fast as round 27's: two or
+        three tasks placed in the 3 s slot, the rest in a second (round 34's slots, each of 3 s:
+        83.5 / 100.2 instead of optimal, in two pairs); seed 1 on a machine 1.76 times as fast:
+        three placed at once, and the fourth needs 6 s, which 3 s slots never give it (83.5
+        again; it is optimal in 11.6 s when its slot has 8.3 s). One task that does not fit (the
+        repair that would follow is what stalls on such corners: fat-tree k=16 with 200 workers
+        per job, whose next corner needs the time) ends it at once. Only one task left to place
+        as the rule gave k=32 nothing in its pair (the slot had placed two). Returns the plan, or
         None."""
         placed: dict[int, Flows] = {}
         kept = hints
+        seconds, share = CORNER_TOP_SECONDS, 0.25
         while not budget.expired():
             partial: dict[int, Flows] = {}
-            slot = budget.sub(min(CORNER_TOP_SECONDS, budget.left() / 4))
+            cap = share * budget.left()
+            slot = budget.sub(min(seconds, cap))
             flows = self._one_by_one(sc, graphs, point, slot, cancel, kept, repair=True, partial=partial)
-            if flows is not None or len(partial) <= len(placed) or 2 * len(partial) < len(graphs):
+            if flows is not None or len(partial) < len(placed) or 2 * len(partial) < len(graphs) \
+                    or (len(partial) == len(placed) and seconds >= cap):
                 return flows
             placed = partial
+            seconds, share = 2 * seconds, 0.5
             kept = {**hints, **{graphs[i].task: f for i, f in placed.items()}}
         return None
 
@@ -1660,8 +1668,8 @@ REPAIR_MAX_MOVES = 6
 #: this share of the time left.
 CORNER_MAX = 4
 CORNER_SHARE = 0.6
-#: ... the top corner first, in slots of at most this many seconds while it places tasks
-#: (:meth:`AroPlanner._top_corner`).
+#: ... the top corner first, in slots while it places tasks, the first of at most this many
+#: seconds, each next twice as long as the one before (:meth:`AroPlanner._top_corner`).
 CORNER_TOP_SECONDS = 3.0
 #: ... and only points that beat the best plan by at least this share: a failed check takes its
 #: whole slot. Fat-tree k=16 with 200 workers per job, seed 0: (33.3, 33.3, 25, 25), worth 50.117
