@@ -36,7 +36,7 @@ there and the others one rate class below), routed task after task with a large-
 repair (:meth:`AroPlanner._repair`: a task that does not fit is routed jointly with one or two
 placed tasks in what the rest leave). On fat-tree k=16 with 200 workers per job that finds
 (33.3, 25, 33.3, 25), 58.3 per job, where every joint check HiGHS is given stays undecided. The top
-corner goes first, in short slots while its tasks fit (:meth:`AroPlanner._top_corner`).
+corner goes first, in slots growing from 3 s while its tasks fit (:meth:`AroPlanner._top_corner`).
 
 Step 4 for several tasks per job (:meth:`AroPlanner._cover`): a level of the main term is refuted
 by covering each job's simplex of rate splits with boxes whose least point is infeasible (downward
