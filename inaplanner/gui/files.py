@@ -113,16 +113,22 @@ class FileController:
         generation = doc.generation
         loaded = self.work(f"opening {base(path)}", "Cannot open file",
                            lambda job: read_scenario(path, job.check, ahead=True), path,
-                           stopped=f"opening {base(path)} stopped: the scenario is as it was")
+                           stopped=f"opening {base(path)} stopped: the scenario is as it was",
+                           discard_on_stop=True)
         if loaded is None or (doc.generation != generation and not self.window.confirm_discard()):
             return None
         return loaded
 
     def work(self, what: str, title: str, fn: Callable[[FileJob], Any], path: str = "",
-             stopped: str = "") -> Any:
+             stopped: str = "", discard_on_stop: bool = False) -> Any:
         """``fn(job)`` in a file job while the window goes on: its result, or None when it failed
         (one error dialog with ``title``; ``path`` names the file of a system error) or was
-        stopped (the status bar says ``stopped``, or that ``what`` stopped)."""
+        stopped (the status bar says ``stopped``, or that ``what`` stopped).
+
+        ``discard_on_stop``: work with no effect outside the job (opening, generating) whose Stop
+        came after its last step point, while the window had not yet used the result, is
+        stopped all the same, as Stop's tooltip says: nothing is opened. Work that writes keeps
+        its result: what it wrote is written, and the window says so."""
         try:
             job = self.jobs.run(what, fn)
         except InaplannerError as exc:  # another file job is under way
@@ -131,8 +137,9 @@ class FileController:
         if job.error is not None:
             self.window.show_error(title, describe(job.error, path))
             return None
-        if job.result is None:
+        if job.result is None or (discard_on_stop and job.stopped):
             self.window.status(stopped or f"{what} stopped")
+            return None
         return job.result
 
     # ---- saving --------------------------------------------------------------------------------

@@ -543,7 +543,8 @@ class MainWindow(QMainWindow):
         is built in a file job, the window going on (fat-tree k=64 takes 3.5 s)."""
         from inaplanner.gui.generate_dialog import build
 
-        sc = self.files.work(f"generating {spec.kind}", "Cannot generate", lambda _job: build(spec))
+        sc = self.files.work(f"generating {spec.kind}", "Cannot generate", lambda _job: build(spec),
+                             discard_on_stop=True)
         if sc is None:
             return False
         self.load_generated(sc)

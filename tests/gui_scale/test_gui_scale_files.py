@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 
 import pytest
 from PySide6.QtCore import QTimer
@@ -59,6 +60,21 @@ class Watcher:
         self.timer.stop()
 
 
+def held_until_stopped(window, work):
+    """``work`` that, on the job's thread, first waits (30 s at most) for Stop: a Watcher's turn
+    that presses it then comes before the job's first step point whatever the machine's speed
+    or load (a fast machine read fat-tree k=24 to its end before the window's first turn)."""
+
+    def run(*args, **kwargs):
+        job = window.files.jobs.current
+        end = time.monotonic() + 30
+        while not job.stopped and time.monotonic() < end:
+            time.sleep(0.005)
+        return work(*args, **kwargs)
+
+    return run
+
+
 def test_a_large_file_opens_while_the_window_goes_on(make_window, ft24_file):
     window = make_window()
     window.show()
@@ -82,7 +98,9 @@ def test_a_large_file_opens_while_the_window_goes_on(make_window, ft24_file):
     assert network_index(sc, network_pods(sc)) is made["hot lists index"]["last"]
 
 
-def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft24_file, tmp_path):
+def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft24_file, tmp_path, monkeypatch):
+    import inaplanner.gui.files as files
+
     window = make_window()
     window.show()
     path = tmp_path / "small.json"
@@ -91,7 +109,9 @@ def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft2
     before = scenario_to_dict(window.scenario())
 
     watch = Watcher(window, window.files.jobs.stop)
-    assert not window.files.open_path(str(ft24_file))
+    with monkeypatch.context() as m:
+        m.setattr(files, "read_scenario", held_until_stopped(window, files.read_scenario))
+        assert not window.files.open_path(str(ft24_file))
     watch.stop()
     assert watch.turns >= 1
     assert scenario_to_dict(window.scenario()) == before and window.document.path == str(path)
@@ -109,7 +129,42 @@ def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft2
     assert len(window.scenario().nodes) == 4176
 
 
-def test_a_save_writes_what_was_there_when_it_started(make_window, ft24_file, tmp_path):
+def test_a_stop_after_the_last_step_point_still_opens_nothing(make_window, tmp_path, monkeypatch):
+    """Stop pressed after the reading job passed its last step point, before the window used what
+    it read (a fast machine reads fat-tree k=24 before the window's first turn): nothing is
+    opened, as Stop promises. A save that has written when Stop comes keeps its file, and the
+    window says it saved. The Stop is asked from inside the job, right after its real work."""
+    import inaplanner.gui.files as files
+
+    window = make_window()
+    window.show()
+    small, other = tmp_path / "small.json", tmp_path / "other.json"
+    save_scenario(fat_tree(4), small)
+    save_scenario(fat_tree(6), other)
+    assert window.files.open_path(str(small))
+    before = scenario_to_dict(window.scenario())
+
+    def late(work):
+        def run(*args, **kwargs):
+            out = work(*args, **kwargs)
+            window.files.jobs.current.stop()  # the flag only: this is the job's thread
+            return out
+        return run
+
+    monkeypatch.setattr(files, "read_scenario", late(files.read_scenario))
+    assert not window.files.open_path(str(other))
+    assert scenario_to_dict(window.scenario()) == before and window.document.path == str(small)
+    assert "opening other.json stopped" in window.statusBar().currentMessage()
+
+    monkeypatch.setattr(files, "write_document", late(files.write_document))
+    out = tmp_path / "saved.json"
+    assert window.files.save_to(str(out))
+    assert scenario_to_dict(load_scenario(out)) == before and window.document.path == str(out)
+
+
+def test_a_save_writes_what_was_there_when_it_started(make_window, ft24_file, tmp_path, monkeypatch):
+    import inaplanner.gui.files as files
+
     window = make_window()
     window.show()
     assert window.files.open_path(str(ft24_file))
@@ -129,7 +184,9 @@ def test_a_save_writes_what_was_there_when_it_started(make_window, ft24_file, tm
     # Stop: nothing is written, the document stays as it was
     other = tmp_path / "stopped.json"
     watch = Watcher(window, window.files.jobs.stop)
-    assert not window.files.save_to(str(other))
+    with monkeypatch.context() as m:
+        m.setattr(files, "write_document", held_until_stopped(window, files.write_document))
+        assert not window.files.save_to(str(other))
     watch.stop()
     assert not other.exists() and not list(tmp_path.glob("*.tmp*"))
     assert "nothing was written" in window.statusBar().currentMessage()
@@ -158,7 +215,9 @@ def test_the_autosave_writes_on_its_own_thread(make_window, ft24_file):
     assert auto.saves == 2
 
 
-def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft24_file, tmp_path):
+def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft24_file, tmp_path, monkeypatch):
+    import inaplanner.gui.files as files
+
     window = make_window()
     window.show()
     assert window.files.open_path(str(ft24_file))
@@ -173,7 +232,9 @@ def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft2
     assert window.document.path == str(ft24_file)  # an export leaves the document's own file
     other = tmp_path / "stopped.gml"
     watch = Watcher(window, window.files.jobs.stop)
-    assert not window.files.export_to(str(other))
+    with monkeypatch.context() as m:
+        m.setattr(files, "export_document", held_until_stopped(window, files.export_document))
+        assert not window.files.export_to(str(other))
     watch.stop()
     assert not other.exists() and "nothing was written" in window.statusBar().currentMessage()
 
