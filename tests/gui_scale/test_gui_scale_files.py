@@ -18,6 +18,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox
 
+import inaplanner.gui.files as files
 from inaplanner.io.formats import import_scenario
 from inaplanner.io.native import load_scenario, save_scenario, scenario_to_dict
 from inaplanner.topologies import fat_tree
@@ -99,8 +100,6 @@ def test_a_large_file_opens_while_the_window_goes_on(make_window, ft24_file):
 
 
 def test_stop_and_edits_made_meanwhile_leave_the_document_alone(make_window, ft24_file, tmp_path, monkeypatch):
-    import inaplanner.gui.files as files
-
     window = make_window()
     window.show()
     path = tmp_path / "small.json"
@@ -134,8 +133,6 @@ def test_a_stop_after_the_last_step_point_still_opens_nothing(make_window, tmp_p
     it read (a fast machine reads fat-tree k=24 before the window's first turn): nothing is
     opened, as Stop promises. A save that has written when Stop comes keeps its file, and the
     window says it saved. The Stop is asked from inside the job, right after its real work."""
-    import inaplanner.gui.files as files
-
     window = make_window()
     window.show()
     small, other = tmp_path / "small.json", tmp_path / "other.json"
@@ -163,8 +160,6 @@ def test_a_stop_after_the_last_step_point_still_opens_nothing(make_window, tmp_p
 
 
 def test_a_save_writes_what_was_there_when_it_started(make_window, ft24_file, tmp_path, monkeypatch):
-    import inaplanner.gui.files as files
-
     window = make_window()
     window.show()
     assert window.files.open_path(str(ft24_file))
@@ -216,8 +211,6 @@ def test_the_autosave_writes_on_its_own_thread(make_window, ft24_file):
 
 
 def test_an_export_writes_the_snapshot_while_the_window_goes_on(make_window, ft24_file, tmp_path, monkeypatch):
-    import inaplanner.gui.files as files
-
     window = make_window()
     window.show()
     assert window.files.open_path(str(ft24_file))
